@@ -1,0 +1,129 @@
+import { z } from "zod";
+import { Concern, ConcernResolution, StagePhase, StageRun } from "./concern.js";
+
+const base = {
+  at: z.string(),
+  issue_id: z.string().nullable(),
+};
+
+/** A model call: hashes and sizes, never content unless `log_content: true`. */
+export const ModelCallEvent = z.object({
+  type: z.literal("ModelCall"),
+  ...base,
+  run_id: z.string().optional(),
+  role: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  route: z.enum(["primary", "secondary"]),
+  cached: z.boolean(),
+  latency_ms: z.number(),
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  request_hash: z.string(),
+  prompt_chars: z.number(),
+  reply_hash: z.string().optional(),
+  reply_chars: z.number().optional(),
+  prompt_file: z.string().optional(),
+  prompt_file_hash: z.string().optional(),
+  wiki_entries: z.array(z.string()).optional(),
+  fallback_reason: z.string().optional(),
+  attempts: z.number().int().optional(),
+  error: z.string().optional(),
+  stage: z.string().optional(),
+  round: z.number().int().optional(),
+  content: z.object({ request: z.unknown(), reply: z.string().optional() }).optional(),
+});
+
+export const AdversarialStageStarted = z.object({
+  type: z.literal("AdversarialStageStarted"),
+  ...base,
+  stage: z.string(),
+  phase: StagePhase,
+  cycle: z.number().int(),
+});
+
+export const AdversarialStageCompleted = z.object({
+  type: z.literal("AdversarialStageCompleted"),
+  ...base,
+  stage: z.string(),
+  phase: StagePhase,
+  cycle: z.number().int(),
+  stage_run: StageRun,
+});
+
+export const AdversarialRetryExhausted = z.object({
+  type: z.literal("AdversarialRetryExhausted"),
+  ...base,
+  stage: z.string(),
+  phase: StagePhase,
+  rounds: z.number().int(),
+  unresolved: z.array(z.string()),
+});
+
+export const OscillationDetected = z.object({
+  type: z.literal("OscillationDetected"),
+  ...base,
+  stage: z.string(),
+  phase: StagePhase,
+  round: z.number().int(),
+  fingerprints: z.array(z.string()),
+});
+
+export const ComplexityGateRouted = z.object({
+  type: z.literal("ComplexityGateRouted"),
+  ...base,
+  route: z.enum(["trivial", "load_bearing"]),
+  reason: z.string(),
+  source: z.enum(["label", "heuristic", "model", "fallback"]),
+  cycle: z.number().int(),
+});
+
+export const ShippedWithKnownGap = z.object({
+  type: z.literal("ShippedWithKnownGap"),
+  ...base,
+  pr: z.number().int(),
+  concerns: z.array(Concern),
+  wiki_entries: z.array(z.string()),
+});
+
+export const ConcernForwarded = z.object({
+  type: z.literal("ConcernForwarded"),
+  ...base,
+  concern: Concern,
+  reason: z.enum(["advisory", "exhausted", "oscillation", "budget", "crashed", "carried", "review"]),
+});
+
+export const ConcernAddressed = z.object({
+  type: z.literal("ConcernAddressed"),
+  ...base,
+  resolution: ConcernResolution,
+});
+
+export const LabelChanged = z.object({
+  type: z.literal("LabelChanged"),
+  ...base,
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  labels: z.array(z.string()),
+});
+
+/** Every event dissent records, one discriminated union (CONTRACT §4). */
+export const DissentEvent = z.discriminatedUnion("type", [
+  AdversarialStageStarted,
+  AdversarialStageCompleted,
+  AdversarialRetryExhausted,
+  OscillationDetected,
+  ComplexityGateRouted,
+  ShippedWithKnownGap,
+  ConcernForwarded,
+  ConcernAddressed,
+  LabelChanged,
+  ModelCallEvent,
+]);
+export type DissentEvent = z.infer<typeof DissentEvent>;
+export type EventType = DissentEvent["type"];
+export type EventOf<T extends EventType> = Extract<DissentEvent, { type: T }>;
+export type ModelCallEvent = EventOf<"ModelCall">;
+
+/** An event as a producer hands it to the bus: `at` is stamped on append. */
+export type NewEvent = DissentEvent extends infer E ? (E extends DissentEvent ? Omit<E, "at"> : never) : never;

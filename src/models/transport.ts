@@ -1,0 +1,92 @@
+/** How a failed model call is treated: retried, falling back, aborting, or fatal. */
+export type FailureKind =
+  /** connection refused/reset, DNS: retry, then fall back to the secondary */
+  | "unreachable"
+  /** the attempt outlived call_timeout_ms: retry, then fall back */
+  | "timeout"
+  /** HTTP 5xx: retry, then fall back */
+  | "server"
+  /** HTTP 429 without a quota message: retry honouring Retry-After, no fallback */
+  | "rate_limited"
+  /** 401, 403, insufficient quota: never retried, never soft-failed */
+  | "auth"
+  /** anything else (other 4xx, malformed response): not retried */
+  | "fatal";
+
+export interface Classified {
+  kind: FailureKind;
+  status?: number;
+  retryAfterMs?: number;
+  detail: string;
+}
+
+interface ApiCallErrorLike {
+  name: string;
+  message: string;
+  statusCode?: number;
+  responseHeaders?: Record<string, string>;
+  responseBody?: string;
+  isRetryable?: boolean;
+  cause?: unknown;
+}
+
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "ETIMEDOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+function networkCode(e: unknown, depth = 0): string | undefined {
+  if (!e || typeof e !== "object" || depth > 5) return undefined;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
+  return networkCode((e as { cause?: unknown }).cause, depth + 1);
+}
+
+/** Parses Retry-After (seconds or HTTP date) or retry-after-ms into milliseconds. */
+export function retryAfterMs(headers: Record<string, string> | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const get = (k: string) => headers[k] ?? headers[k.toLowerCase()] ?? Object.entries(headers).find(([h]) => h.toLowerCase() === k)?.[1];
+  const ms = get("retry-after-ms");
+  if (ms !== undefined && /^\d+(\.\d+)?$/.test(ms.trim())) return Number(ms);
+  const ra = get("retry-after");
+  if (ra === undefined) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Number(ra) * 1000;
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const QUOTA = /insufficient[_ ]quota|quota exceeded|exceeded your current quota|billing/i;
+
+/** Sorts an error thrown by a provider call into a FailureKind. */
+export function classify(e: unknown, timedOut: boolean): Classified {
+  if (timedOut) return { kind: "timeout", detail: "timed out" };
+  const err = (e ?? {}) as ApiCallErrorLike;
+  const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
+  const detail = err.message || String(e);
+  if (status !== undefined) {
+    const body = `${err.responseBody ?? ""} ${detail}`;
+    if (status === 401 || status === 403) return { kind: "auth", status, detail };
+    if (status === 429 && QUOTA.test(body)) return { kind: "auth", status, detail };
+    if (status === 429) return { kind: "rate_limited", status, retryAfterMs: retryAfterMs(err.responseHeaders), detail };
+    if (status === 408) return { kind: "timeout", status, detail };
+    if (status >= 500) return { kind: "server", status, retryAfterMs: retryAfterMs(err.responseHeaders), detail };
+    return { kind: "fatal", status, detail };
+  }
+  if (networkCode(e)) return { kind: "unreachable", detail };
+  if (err.name === "AI_APICallError" && err.isRetryable) return { kind: "unreachable", detail };
+  if (err.name === "TimeoutError") return { kind: "timeout", detail: "timed out" };
+  return { kind: "fatal", detail };
+}
+
+/** Kinds worth another attempt of the same call. */
+export const RETRYABLE: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server", "rate_limited"]);
+/** Kinds that mean "the primary cannot be reached" and so try the secondary (CONTRACT §2). */
+export const FALLBACK: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server"]);
