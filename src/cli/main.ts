@@ -35,6 +35,50 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
       done(await runCommand(prompt, opts, io));
     });
 
+  const issue = program.command("issue").description("The adversarial planning pipeline of ADR-0064.");
+  const common = (c: Command) =>
+    c.option("--json", "machine-readable output").option("--config <file>", "config file").option("--verbose", "more detail on stderr");
+  common(issue.command("new").description("Create an issue in the local tracker; prints its id."))
+    .requiredOption("--title <title>", "issue title")
+    .option("--body <text>", "issue body")
+    .option("--body-file <file>", "read the body from a file")
+    .option("--label <label>", "add a label (repeatable)", collect, [])
+    .action(async (opts) => done(await (await import("./issue.js")).issueNew(opts, io)));
+  common(issue.command("list").description("List issues with their dissent state.")).action(async (opts) =>
+    done(await (await import("./issue.js")).issueList(opts, io)),
+  );
+  common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>")).action(async (id: string, opts) =>
+    done(await (await import("./issue.js")).issueShow(id, opts, io)),
+  );
+  common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")).action(
+    async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)),
+  );
+  common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
+    .requiredOption("--pr <n>", "the merging pull request number")
+    .action(async (id: string, opts) => done(await (await import("./issue.js")).issueMerged(id, opts, io)));
+  common(issue.command("resolve").description("Record by hand how a pending concern was resolved.").argument("<id>").argument("<concern_id>"))
+    .requiredOption("--kind <kind>", "trivial | deferred | addressed-in-code | addressed-in-test | ignored")
+    .option("--note <text>", "what was done", "")
+    .action(async (id: string, concernId: string, opts) => done(await (await import("./issue.js")).issueResolve(id, concernId, opts, io)));
+
+  program
+    .command("events")
+    .description("The event log, oldest first.")
+    .option("--issue <id>", "only this issue's events")
+    .option("--json", "one JSON object per line")
+    .option("--config <file>", "config file")
+    .option("--verbose", "more detail")
+    .action(async (opts) => done(await (await import("./events.js")).eventsCommand(opts, io)));
+
+  const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");
+  common(wiki.command("list").description("List wiki entries.")).action(async (opts) => done(await (await import("./wiki.js")).wikiList(opts, io)));
+  common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) =>
+    done(await (await import("./wiki.js")).wikiShow(entry, opts, io)),
+  );
+  common(wiki.command("prune").description("Mark entries older than N days stale (never injected again)."))
+    .requiredOption("--older-than <days>", "age in days")
+    .action(async (opts) => done(await (await import("./wiki.js")).wikiPrune(opts, io)));
+
   return program;
 }
 

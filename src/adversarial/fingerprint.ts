@@ -1,0 +1,58 @@
+import { stemmer } from "stemmer";
+import { sha256 } from "../hash.js";
+
+/**
+ * Words that carry no distinction between two concerns. Deliberately short: negations
+ * (not, no, never, without, …), quantifiers and order words (before, after, only, all)
+ * are NOT here, because they are what tells a concern from its opposite.
+ */
+const STOP_WORDS = new Set(
+  (
+    "a an the this that these those it its it's of for to in on at by from into onto with as " +
+    "is are was were be been being am do does did doing has have had having " +
+    "and also then there here which who whom whose what where when why how " +
+    "i we you he she they me us him her them my our your his their " +
+    "should would could can may might must shall will " +
+    "very really just so such some any"
+  ).split(" "),
+);
+
+const CONTRACTIONS: [RegExp, string][] = [
+  [/\bcan['’]t\b/g, "can not"],
+  [/\bwon['’]t\b/g, "will not"],
+  [/\bshan['’]t\b/g, "shall not"],
+  [/\bcannot\b/g, "can not"],
+  [/n['’]t\b/g, " not"],
+];
+
+/** Lower-cased, accent-free words with contractions expanded ("doesn't" → "does not"). */
+export function words(text: string): string[] {
+  let s = text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  for (const [re, to] of CONTRACTIONS) s = s.replace(re, to);
+  return s.split(/[^a-z0-9]+/).filter(Boolean);
+}
+
+/** One word's search/fingerprint term: its stem, or null for a stop word. */
+export function termOf(word: string): string | null {
+  return STOP_WORDS.has(word) ? null : stemmer(word);
+}
+
+/** The normalised, stemmed, order-free word set a fingerprint is made of (exported for tests and debugging). */
+export function fingerprintTokens(text: string): string[] {
+  const all = words(text);
+  const kept = all.filter((w) => !STOP_WORDS.has(w));
+  const tokens = (kept.length ? kept : all).map((w) => stemmer(w));
+  return [...new Set(tokens)].sort();
+}
+
+/**
+ * A concern's identity (CONTRACT §5): deterministic, over `category` + `concern` only, and
+ * insensitive to case, punctuation, whitespace, word order, inflection and stop words.
+ * "Missing test for the retry path." and "missing tests for retry path" fingerprint alike;
+ * a concern and its negation do not.
+ */
+export function fingerprint(concern: { category?: string | undefined; concern: string }): string {
+  const category = fingerprintTokens((concern.category ?? "").replace(/[_-]+/g, " ")).join(" ");
+  const body = fingerprintTokens(concern.concern).join(" ");
+  return sha256(`${category}|${body}`).slice(0, 16);
+}

@@ -1,0 +1,99 @@
+import type { AdversarialState, Concern, ConcernResolution, ResolutionKind } from "../contracts/concern.js";
+import type { NewEvent } from "../contracts/events.js";
+import { UsageError } from "../errors.js";
+import { TRANSIENT_LABELS, transition } from "../pipeline/labels.js";
+import type { EventLog } from "../store/event-log.js";
+import type { PlanStore } from "../store/plans.js";
+import type { Tracker } from "../trackers/port.js";
+import { loadWiki, upsertGap } from "./wiki.js";
+
+/** `dissent issue merged --json`. */
+export interface MergeResult {
+  issue: string;
+  pr: number;
+  /** True when the issue was already recorded as merged: nothing was added. */
+  already_merged: boolean;
+  /** Every pending concern without a resolution: recorded in ShippedWithKnownGap. */
+  gaps: Concern[];
+  /** Wiki entries written or updated (CRITICAL and HIGH gaps only). */
+  wiki_entries: string[];
+  labels: string[];
+}
+
+export interface MergeDeps {
+  tracker: Tracker;
+  plans: PlanStore;
+  events: EventLog;
+  state: (issueId: string) => AdversarialState;
+  wikiDir: string;
+  warn?: (message: string) => void;
+  now?: () => string;
+}
+
+/**
+ * ADR-0064 "Carryover": what ships despite dissent becomes knowledge. Unresolved concerns go
+ * into one ShippedWithKnownGap event; each CRITICAL or HIGH one also becomes (or updates) a wiki entry.
+ */
+export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): Promise<MergeResult> {
+  if (!Number.isInteger(pr) || pr <= 0) throw new UsageError(`--pr must be a positive pull request number, not '${pr}'`);
+  const now = deps.now ?? (() => new Date().toISOString());
+  const issue = await deps.tracker.get(issueId);
+  const id = issue.id;
+  const row = deps.plans.get(id);
+  if (row?.status === "fixed" || issue.labels.includes("dissent-fixed")) {
+    return { issue: id, pr, already_merged: true, gaps: [], wiki_entries: [], labels: issue.labels };
+  }
+  const gaps = deps.state(id).pending_concerns;
+  const at = now();
+  // Files first: upserts are idempotent, so a crash before the event below is repaired by running merged again.
+  const written: string[] = [];
+  let warn = deps.warn;
+  for (const gap of gaps) {
+    if (gap.severity !== "CRITICAL" && gap.severity !== "HIGH") continue;
+    const { id: entry } = upsertGap(deps.wikiDir, loadWiki(deps.wikiDir, warn), gap, pr, id, at);
+    warn = undefined; // one warning per malformed file is enough
+    if (!written.includes(entry)) written.push(entry);
+  }
+
+  let labels = issue.labels;
+  const change = transition(labels, "dissent-fixed", id);
+  const remove = [...change.remove, ...TRANSIENT_LABELS.filter((l) => labels.includes(l))];
+  if (change.add.length || remove.length) labels = await deps.tracker.setLabels(id, { add: change.add, remove });
+  const events: NewEvent[] = [];
+  if (gaps.length) events.push({ type: "ShippedWithKnownGap", issue_id: id, pr, concerns: gaps, wiki_entries: written });
+  if (change.add.length || remove.length) events.push({ type: "LabelChanged", issue_id: id, added: change.add, removed: remove.filter((l) => issue.labels.includes(l)), labels });
+  deps.events.transaction(() => {
+    for (const e of events) deps.events.append(e);
+    deps.plans.save({ ...(row ?? { issue_id: id, cycle: 0, route: null, route_reason: null, calls: 0, concern_seq: 0 }), status: "fixed" });
+  });
+  await deps.tracker.recordMerged(id, pr, gaps);
+  return { issue: id, pr, already_merged: false, gaps, wiki_entries: written, labels };
+}
+
+/** Records by hand how a pending concern was resolved (`dissent issue resolve`). */
+export function resolveConcern(
+  issueId: string,
+  concernId: string,
+  kind: ResolutionKind,
+  note: string,
+  deps: { events: EventLog; state: (issueId: string) => AdversarialState; now?: () => string },
+): ConcernResolution {
+  const state = deps.state(issueId);
+  const concern = state.pending_concerns.find((c) => c.id === concernId);
+  if (!concern) {
+    const done = state.addressed_concerns.some((r) => r.concern_id === concernId);
+    throw new UsageError(
+      done ? `concern ${concernId} of issue ${issueId} is already resolved` : `issue ${issueId} has no pending concern ${concernId} (dissent issue show ${issueId} lists them)`,
+    );
+  }
+  const resolution: ConcernResolution = {
+    concern_id: concern.id,
+    fingerprint: concern.fingerprint,
+    resolution_kind: kind,
+    note,
+    resolved_by: "human",
+    resolved_at: (deps.now ?? (() => new Date().toISOString()))(),
+  };
+  deps.events.append({ type: "ConcernAddressed", issue_id: issueId, resolution });
+  return resolution;
+}

@@ -1,0 +1,151 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseDocument, stringify } from "yaml";
+import type { Concern } from "../contracts/concern.js";
+
+/** One wiki entry: a known gap that shipped. The markdown file is the source of truth. */
+export interface WikiEntry {
+  /** File name without `.md`. */
+  id: string;
+  path: string;
+  title: string;
+  fingerprint: string;
+  severity: string;
+  category: string;
+  confidence: string;
+  stale: boolean;
+  prs: number[];
+  issues: string[];
+  created: string;
+  updated: string;
+  /** The markdown after the front matter. */
+  body: string;
+  /** All front-matter fields, human additions included. */
+  meta: Record<string, unknown>;
+}
+
+const FRONT = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/** Reads the wiki folder; a malformed file is skipped with a warning naming it, never a crash. */
+export function loadWiki(dir: string, warn: (message: string) => void = () => undefined): WikiEntry[] {
+  if (!existsSync(dir)) return [];
+  const entries: WikiEntry[] = [];
+  for (const name of readdirSync(dir).sort()) {
+    if (!name.endsWith(".md")) continue;
+    const path = join(dir, name);
+    const parsed = parseEntry(readFileSync(path, "utf8"), path);
+    if (typeof parsed === "string") warn(`skipping wiki entry ${path}: ${parsed}`);
+    else entries.push(parsed);
+  }
+  return entries;
+}
+
+const asNumbers = (v: unknown): number[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(Number).filter((n) => Number.isInteger(n));
+const asStrings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).map(String);
+const dateText = (v: unknown): string => (v instanceof Date ? v.toISOString() : typeof v === "string" ? v : "");
+
+/** Parses one entry file; returns a reason string when it cannot be used. */
+export function parseEntry(text: string, path: string): WikiEntry | string {
+  const m = FRONT.exec(text);
+  if (!m) return "no front matter (--- … ---)";
+  const doc = parseDocument(m[1] ?? "");
+  if (doc.errors.length) return `invalid front matter: ${doc.errors[0]?.message.split("\n")[0]}`;
+  const meta = doc.toJS() as unknown;
+  if (!meta || typeof meta !== "object" || Array.isArray(meta)) return "front matter is not a mapping";
+  const fm = meta as Record<string, unknown>;
+  if (typeof fm.fingerprint !== "string" || !fm.fingerprint) return "front matter has no fingerprint";
+  const body = text.slice(m[0].length);
+  const heading = /^#\s+(.+)$/m.exec(body)?.[1]?.trim();
+  const id = path.split(/[\\/]/).pop()?.replace(/\.md$/, "") ?? path;
+  const prs = [...new Set([...asNumbers(fm.prs), ...asNumbers(fm.pr)])];
+  const issues = [...new Set([...asStrings(fm.issues), ...asStrings(fm.issue)])];
+  return {
+    id,
+    path,
+    title: typeof fm.title === "string" ? fm.title : (heading ?? id),
+    fingerprint: fm.fingerprint,
+    severity: String(fm.severity ?? ""),
+    category: String(fm.category ?? ""),
+    confidence: String(fm.confidence ?? "low"),
+    stale: fm.stale === true,
+    prs,
+    issues,
+    created: dateText(fm.created),
+    updated: dateText(fm.updated) || dateText(fm.created),
+    body,
+    meta: fm,
+  };
+}
+
+function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").split("-").slice(0, 8).join("-") || "gap";
+}
+
+function write(path: string, text: string): void {
+  // Write-then-rename: a crash never leaves half an entry.
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** Replaces some front-matter fields of an entry file, keeping every other field, comment and the body as written. */
+export function updateFrontMatter(path: string, changes: Record<string, unknown>): void {
+  const text = readFileSync(path, "utf8");
+  const m = FRONT.exec(text);
+  if (!m) return;
+  const doc = parseDocument(m[1] ?? "");
+  for (const [k, v] of Object.entries(changes)) doc.set(k, v);
+  write(path, `---\n${doc.toString().trimEnd()}\n---\n${text.slice(m[0].length)}`);
+}
+
+function entryText(c: Concern, pr: number, issueId: string, at: string): string {
+  const meta = {
+    title: c.concern.length > 100 ? `${c.concern.slice(0, 97)}…` : c.concern,
+    confidence: "low",
+    stale: false,
+    pr,
+    prs: [pr],
+    issue: issueId,
+    issues: [issueId],
+    source: "shipped-with-known-gap",
+    fingerprint: c.fingerprint,
+    severity: c.severity,
+    category: c.category,
+    concern_id: c.id,
+    created: at,
+    updated: at,
+  };
+  const lines = [
+    `# ${c.concern}`,
+    "",
+    `Shipped with this gap in PR #${pr} (issue ${issueId}).`,
+    "",
+    `- **Raised by:** ${c.raised_by} in the ${c.phase} phase (${c.stage}), as ${c.id}`,
+    `- **Severity:** ${c.severity} · **category:** ${c.category}`,
+    `- **Had to be addressed by:** ${c.must_address_by}`,
+    ...(c.evidence ? [`- **Evidence:** ${c.evidence.replace(/\s+/g, " ")}`] : []),
+    "",
+    "Confidence is low: the concern was raised by the adversarial pipeline and never confirmed or refuted before merge.",
+  ];
+  return `---\n${stringify(meta).trimEnd()}\n---\n${lines.join("\n")}\n`;
+}
+
+/**
+ * Writes (or updates) the entry for a shipped gap (ADR-0064 "Carryover"). The same gap shipped
+ * again — same fingerprint — updates its entry, listing every PR; the same PR twice changes nothing.
+ */
+export function upsertGap(dir: string, existing: readonly WikiEntry[], c: Concern, pr: number, issueId: string, at: string): { id: string; changed: boolean } {
+  mkdirSync(dir, { recursive: true });
+  const known = existing.find((e) => e.fingerprint === c.fingerprint);
+  if (known) {
+    if (known.prs.includes(pr) && known.issues.includes(issueId) && !known.stale) return { id: known.id, changed: false };
+    const prs = [...new Set([...known.prs, pr])];
+    const issues = [...new Set([...known.issues, issueId])];
+    updateFrontMatter(known.path, { prs, issues, stale: false, updated: at });
+    return { id: known.id, changed: true };
+  }
+  let id = `${slug(c.concern)}-${c.fingerprint.slice(0, 8)}`;
+  if (existsSync(join(dir, `${id}.md`))) id = `${id}-${c.fingerprint.slice(8, 12)}`;
+  write(join(dir, `${id}.md`), entryText(c, pr, issueId, at));
+  return { id, changed: true };
+}

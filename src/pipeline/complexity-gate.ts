@@ -1,0 +1,62 @@
+import { messageOf, ProviderAuthError, Interrupted, ReplayMiss } from "../errors.js";
+import { stripThink } from "../models/json.js";
+import type { TrackedIssue } from "../trackers/port.js";
+
+/** The ComplexityGate's decision, with its reason — recorded as a ComplexityGateRouted event. */
+export interface GateDecision {
+  route: "trivial" | "load_bearing";
+  reason: string;
+  source: "label" | "heuristic" | "model" | "fallback";
+}
+
+const TRIVIAL_LABELS = ["dissent-trivial", "dissent-typo", "dissent-docs-only"];
+
+/** Words that mark an issue as load-bearing whatever else it says. */
+const LOAD_BEARING = /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
+/** Words of a change nobody depends on. */
+const TRIVIAL = /\b(typo\w*|spelling|misspel\w*|grammar|wording|broken link|fix(?:es)? (?:a |the )?link|readme|docs? only|documentation only|comment\w*|whitespace|formatting)\b/i;
+/** Beyond this, an issue is not obviously small, whatever its words. */
+const TRIVIAL_MAX_CHARS = 400;
+
+/** Labels first: a person's word beats any heuristic; load-bearing wins a tie. */
+export function gateByLabels(labels: readonly string[]): GateDecision | undefined {
+  if (labels.includes("dissent-load-bearing")) return { route: "load_bearing", reason: "label dissent-load-bearing", source: "label" };
+  const trivial = TRIVIAL_LABELS.find((l) => labels.includes(l));
+  return trivial ? { route: "trivial", reason: `label ${trivial}`, source: "label" } : undefined;
+}
+
+/** Keyword heuristics: decisive only when the words are unambiguous. */
+export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {
+  const text = `${issue.title}\n${issue.body}`;
+  const heavy = LOAD_BEARING.exec(text);
+  if (heavy) return { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}'`, source: "heuristic" };
+  const light = TRIVIAL.exec(text);
+  if (light && text.length <= TRIVIAL_MAX_CHARS) return { route: "trivial", reason: `keyword '${light[0].toLowerCase()}' in a short issue`, source: "heuristic" };
+  return undefined;
+}
+
+/** Reads the model's one-word answer; undefined when it is not clearly one of the two. */
+export function parseGateReply(text: string): "trivial" | "load_bearing" | undefined {
+  const answer = stripThink(text).toUpperCase();
+  const heavy = /\bLOAD[\s_-]?BEARING\b/.test(answer);
+  const light = /\bTRIVIAL\b/.test(answer);
+  if (heavy) return "load_bearing";
+  return light ? "trivial" : undefined;
+}
+
+/**
+ * ComplexityGate (ADR-0064 "Routing"): labels, then keyword heuristics, then one model call
+ * answering TRIVIAL or LOAD-BEARING. Any doubt or error routes load-bearing.
+ */
+export async function complexityGate(issue: TrackedIssue, ask: () => Promise<string>): Promise<GateDecision> {
+  const decided = gateByLabels(issue.labels) ?? gateByHeuristics(issue);
+  if (decided) return decided;
+  try {
+    const route = parseGateReply(await ask());
+    if (route) return { route, reason: `model answered ${route === "trivial" ? "TRIVIAL" : "LOAD-BEARING"}`, source: "model" };
+    return { route: "load_bearing", reason: "model answer unclear; load-bearing by default", source: "fallback" };
+  } catch (e) {
+    if (ProviderAuthError.isInstance(e) || Interrupted.isInstance(e) || ReplayMiss.isInstance(e)) throw e;
+    return { route: "load_bearing", reason: `gate call failed (${messageOf(e).split("\n")[0]}); load-bearing by default`, source: "fallback" };
+  }
+}

@@ -1,0 +1,77 @@
+import type { MustAddressBy, StagePhase } from "../contracts/concern.js";
+import type { StageSpec } from "../adversarial/retry-loop.js";
+import type { TransientLabel } from "./labels.js";
+
+/** The artifacts the pipeline builds, by name. */
+export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria";
+
+/** One adversarial stage: a producer role re-run against a council of critic roles. */
+export interface PipelineStage extends StageSpec {
+  phase: StagePhase;
+  producer: string;
+  critics: readonly string[];
+  mustAddressBy: MustAddressBy;
+  /** Transient label on the issue while the stage runs (ADR-0064 "Three transient labels"). */
+  label: TransientLabel;
+  /** What the producer makes. */
+  artifact: ArtifactName;
+  /** Earlier artifacts the producer is given. */
+  inputs: readonly ArtifactName[];
+  /** Earlier artifacts the critics see beside the artifact under review. */
+  criticInputs: readonly ArtifactName[];
+}
+
+/** The pipeline is a table (CONTRACT §4): adding a voter is a line here and a persona file. */
+export const STAGES: readonly PipelineStage[] = [
+  {
+    stage: "discovery_council",
+    phase: "discover",
+    producer: "discover.brief",
+    critics: ["assumption_surfacer", "discovery.problem_sharpener", "discovery.existing_solution_hunter", "discovery.cheapest_test_advocate"],
+    mustAddressBy: "shape",
+    label: "dissent-adv-discover-running",
+    artifact: "brief",
+    inputs: [],
+    criticInputs: [],
+  },
+  {
+    stage: "shape_council",
+    phase: "shape",
+    producer: "shape.writer",
+    critics: ["shape.challenger", "shape.user_advocate", "shape.tech_lead", "shape.product_strategist"],
+    mustAddressBy: "plan",
+    label: "dissent-adv-shape-running",
+    artifact: "shape",
+    inputs: ["brief"],
+    criticInputs: ["brief"],
+  },
+  {
+    stage: "plan_council",
+    phase: "plan",
+    producer: "planner",
+    critics: ["assumption_surfacer", "plan.builder", "plan.tester", "plan.risk_skeptic"],
+    mustAddressBy: "spec",
+    label: "dissent-adv-plan-running",
+    artifact: "plan",
+    inputs: ["brief", "shape"],
+    criticInputs: ["shape"],
+  },
+  {
+    // ADR-0064 puts the pre-implementation SpecJudge in the plan phase: it shares the plan label.
+    stage: "spec_judge",
+    phase: "spec",
+    producer: "spec.ac_generator",
+    critics: ["spec.judge"],
+    mustAddressBy: "review",
+    label: "dissent-adv-plan-running",
+    artifact: "acceptance_criteria",
+    inputs: ["plan"],
+    criticInputs: ["plan"],
+  },
+];
+
+/** Roles whose CRITICAL concerns, two or more of them, escalate an issue to a human (CONTRACT §4). */
+export const ESCALATING_ROLES: ReadonlySet<string> = new Set(["assumption_surfacer", "plan.risk_skeptic"]);
+
+/** The seven dimensions of the plan reviewer. */
+export const REVIEW_DIMENSIONS = ["correctness", "edge_cases", "test_strategy", "scope_creep", "convention", "security", "reproduction"] as const;

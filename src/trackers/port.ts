@@ -1,0 +1,34 @@
+import type { Concern } from "../contracts/concern.js";
+
+/** An issue as a tracker holds it. */
+export interface TrackedIssue {
+  id: string;
+  title: string;
+  body: string;
+  labels: string[];
+  url?: string;
+}
+
+/** What the pipeline publishes on the issue when a planning cycle ends. */
+export interface PlanReport {
+  status: "ready" | "needs_replan" | "hitl";
+  route: "trivial" | "load_bearing";
+  plan: string;
+  acceptanceCriteria: string[];
+  pendingConcerns: Concern[];
+}
+
+/** The port every tracker adapter implements (local SQLite, GitHub). */
+export interface Tracker {
+  readonly kind: "local" | "github";
+  /** A human-readable name for messages ("local", "owner/name"). */
+  readonly name: string;
+  get(id: string): Promise<TrackedIssue>;
+  list(): Promise<TrackedIssue[]>;
+  /** Adds before it removes; idempotent; returns the labels afterwards. */
+  setLabels(id: string, change: { add: readonly string[]; remove: readonly string[] }): Promise<string[]>;
+  /** Publishes the plan (GitHub: one comment, updated in place on re-plan). */
+  publishPlan(id: string, report: PlanReport): Promise<void>;
+  /** Notes the merge on the issue. */
+  recordMerged(id: string, pr: number, gaps: readonly Concern[]): Promise<void>;
+}
