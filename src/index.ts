@@ -21,3 +21,24 @@ export {
   RunError,
   Interrupted,
 } from "./errors.js";
+export { fingerprint, fingerprintTokens } from "./adversarial/fingerprint.js";
+export { tally, type Vote, type Tally, type TallyContext } from "./adversarial/tally.js";
+export {
+  AdversarialRetryLoop,
+  MAX_RETRIES,
+  MAX_ALL_FAILED_ROUNDS,
+  type StageSpec,
+  type Producer,
+  type Produced,
+  type Critic,
+  type RoundInput,
+  type LoopContext,
+  type LoopResult,
+} from "./adversarial/retry-loop.js";
+export { callBudget, type IssueBudget } from "./adversarial/budget.js";
+export { planIssue, type PlanIssueDeps, type PlanResult, type KnownGaps } from "./pipeline/plan-issue.js";
+export { STAGES, type PipelineStage } from "./pipeline/stages.js";
+export { LABELS, TRANSITIONS, transition } from "./pipeline/labels.js";
+export { complexityGate, type GateDecision } from "./pipeline/complexity-gate.js";
+export { foldState, reduce as reduceState } from "./store/state.js";
+export type { Tracker, TrackedIssue, PlanReport } from "./trackers/port.js";
