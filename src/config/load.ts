@@ -60,7 +60,7 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const err = doc.errors[0];
   if (err) {
-    const pos = err.linePos?.[0];
+    const pos = err.linePos?.[0] ?? lineCounter.linePos(err.pos[0]);
     const at = pos ? `${file}:${pos.line}:${pos.col}` : file;
     throw new ConfigError(`${at}: invalid YAML: ${err.message.split("\n")[0]}`);
   }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AuditReply, type AuditConcern, type AuditInput, type AuditMeta, type CallRecord } from "../contracts/audit.js";
-import { AuditLimitExceeded, Interrupted, ReplayMiss, messageOf } from "../errors.js";
+import { AuditLimitExceeded, ConfigError, Interrupted, ReplayMiss, UsageError, messageOf } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
 import { parseStructured, stripThink } from "../models/json.js";
 import type { ModelRequest, ReplySchema } from "../models/types.js";
@@ -124,7 +124,8 @@ export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateR
     verdict = parsed.value.verdict;
     concerns = parsed.value.concerns;
   } catch (e) {
-    if (ReplayMiss.isInstance(e) || Interrupted.isInstance(e) || AuditLimitExceeded.isInstance(e)) throw e;
+    // The user's configuration, Ctrl-C, a replay miss and the frozen limits are not the challenger failing.
+    if ([ReplayMiss, Interrupted, AuditLimitExceeded, ConfigError, UsageError].some((k) => k.isInstance(e))) throw e;
     meta.challenger_status = "failed";
     meta.challenger_error = messageOf(e);
     deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`);

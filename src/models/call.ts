@@ -176,35 +176,43 @@ export async function callModel(meta: CallMeta, request: ModelRequest, ctx: Call
     return rec;
   };
 
-  for (const target of targets) {
-    const key = requestKey(target, request, ctx.seed);
-    const started = performance.now();
-    if (ctx.cache && ctx.cacheMode !== "bypass") {
-      const hit = ctx.cache.get(key);
-      if (hit) return { text: hit.text, record: record(target, key, started, hit, true, {}), requestHash: key };
+  const keys = targets.map((t) => requestKey(t, request, ctx.seed));
+  // Every target's cache first: a run that once fell back to the secondary replays from it without
+  // knocking on the dead primary again (identical inputs, no network call).
+  if (ctx.cache && ctx.cacheMode !== "bypass") {
+    for (const [i, target] of targets.entries()) {
+      const started = performance.now();
+      const hit = ctx.cache.get(keys[i] as string);
+      if (hit) return { text: hit.text, record: record(target, keys[i] as string, started, hit, true, {}), requestHash: keys[i] as string };
     }
-    if (ctx.cacheMode === "replay") continue;
-    ctx.budget?.take();
-    try {
-      const { reply, attempts } = await withRetries(target, request, ctx);
-      if (ctx.cache && ctx.cacheMode === "use") ctx.cache.put(key, reply, { provider: target.provider, model: target.model });
-      return { text: reply.text, record: record(target, key, started, reply, false, { attempts }), requestHash: key };
-    } catch (e) {
-      if (!(e instanceof AttemptsFailed)) throw e;
-      record(target, key, started, undefined, false, { attempts: e.attempts, error: redact(e.failure.detail, ctx.secrets) });
-      lastFailure = { target, error: e };
-      if (FALLBACK.has(e.failure.kind) && target.route === "primary" && route.secondary) {
-        fallbackReason = `${e.failure.kind}: ${redact(e.failure.detail, ctx.secrets)}`;
-        continue;
+  }
+  if (ctx.cacheMode !== "replay") {
+    for (const [i, target] of targets.entries()) {
+      const key = keys[i] as string;
+      const started = performance.now();
+      ctx.budget?.take();
+      try {
+        const { reply, attempts } = await withRetries(target, request, ctx);
+        if (ctx.cache && ctx.cacheMode === "use") ctx.cache.put(key, reply, { provider: target.provider, model: target.model });
+        return { text: reply.text, record: record(target, key, started, reply, false, { attempts }), requestHash: key };
+      } catch (e) {
+        if (!(e instanceof AttemptsFailed)) throw e;
+        record(target, key, started, undefined, false, { attempts: e.attempts, error: redact(e.failure.detail, ctx.secrets) });
+        lastFailure = { target, error: e };
+        if (FALLBACK.has(e.failure.kind) && target.route === "primary" && route.secondary) {
+          fallbackReason = `${e.failure.kind}: ${redact(e.failure.detail, ctx.secrets)}`;
+          continue;
+        }
+        break;
       }
-      break;
     }
   }
   if (!lastFailure) {
     throw new ReplayMiss(`--replay: no cached reply for role '${meta.role}' (${route.primary.provider}:${route.primary.model}); run once without --replay`);
   }
   const { target, error } = lastFailure;
-  const message = describe(target, error, ctx.secrets ?? []);
+  let message = describe(target, error, ctx.secrets ?? []);
+  if (target.route === "secondary" && fallbackReason) message += ` (the primary '${route.primary.provider}' (${route.primary.model}) failed first: ${fallbackReason})`;
   if (error.failure.kind === "auth") throw new ProviderAuthError(message);
   throw new ProviderError(message, { cause: messageOf(error) });
 }

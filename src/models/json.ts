@@ -53,7 +53,11 @@ export function jsonObjects(text: string): unknown[] {
   let i = text.indexOf("{");
   while (i !== -1) {
     const end = matchBrace(text, i);
-    if (end === -1) break;
+    if (end === -1) {
+      // An unbalanced brace in prose (or a truncated object): the real reply may still follow.
+      i = text.indexOf("{", i + 1);
+      continue;
+    }
     const parsed = tryParse(text.slice(i, end + 1));
     if (parsed.ok) {
       found.push(parsed.value);

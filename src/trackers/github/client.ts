@@ -1,0 +1,73 @@
+import type { Octokit } from "@octokit/rest";
+
+/** Timing of the GitHub client; production uses the defaults, tests shrink the waits. */
+export interface GithubOptions {
+  /** Retries after a 5xx or a network failure (plugin-retry); the nth waits n² × `retryBaseMs`. */
+  retries?: number;
+  retryBaseMs?: number;
+  /** Milliseconds per second of a rate-limit wait (plugin-throttling's retryAfterBaseValue). */
+  rateLimitUnitMs?: number;
+  /** Rate-limit waits per request, at most. */
+  rateLimitRetries?: number;
+  /** The longest rate-limit wait accepted, in seconds; a later reset fails at once. */
+  maxRateLimitWaitS?: number;
+  /** Spacing between writes; unset keeps the throttling plugin's (GitHub's advice: 1 s, 3 s for notifying writes). */
+  writeIntervalMs?: number;
+  /** Bounds each HTTP request. */
+  requestTimeoutMs?: number;
+  /** Octokit's warnings (deprecations, a failing limit handler); dropped when unset. */
+  warn?: (message: string) => void;
+}
+
+export const DEFAULT_OPTIONS = {
+  retries: 2,
+  retryBaseMs: 1000,
+  rateLimitUnitMs: 1000,
+  rateLimitRetries: 2,
+  maxRateLimitWaitS: 60,
+  requestTimeoutMs: 30_000,
+} as const;
+
+/** Octokit with the throttling and retry plugins. */
+export type GithubClient = Octokit;
+
+/** Statuses plugin-retry must leave alone: client errors, and 429, which plugin-throttling waits out per its headers. */
+const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
+
+/** Builds the client; Octokit and its plugins load only here, when the config names GitHub. */
+export async function githubClient(baseUrl: string, token: string, opts: GithubOptions): Promise<GithubClient> {
+  const [{ Octokit }, { throttling }, { retry }] = await Promise.all([
+    import("@octokit/rest"),
+    import("@octokit/plugin-throttling"),
+    import("@octokit/plugin-retry"),
+  ]);
+  const o = { ...DEFAULT_OPTIONS, ...opts };
+  // Waits are bounded twice: at most `rateLimitRetries` of them, none longer than `maxRateLimitWaitS`.
+  const wait = (retryAfter: number, _options: unknown, _octokit: unknown, retryCount: number) =>
+    retryCount < o.rateLimitRetries && retryAfter <= o.maxRateLimitWaitS;
+  const spacing = o.writeIntervalMs === undefined ? {} : await writeGroups(o.writeIntervalMs);
+  const warn = (...args: unknown[]) => opts.warn?.(args.map(String).join(" "));
+  const quiet = () => undefined;
+  const MyOctokit = Octokit.plugin(throttling, retry);
+  return new MyOctokit({
+    auth: token,
+    baseUrl,
+    userAgent: "dissent",
+    // Octokit would log to the console; every failure reaches the caller as a thrown error instead.
+    log: { debug: quiet, info: quiet, warn, error: warn },
+    request: {
+      fetch: (url: string | URL, init?: RequestInit) => fetch(url, { ...init, signal: init?.signal ?? AbortSignal.timeout(o.requestTimeoutMs) }),
+    },
+    throttle: { onRateLimit: wait, onSecondaryRateLimit: wait, retryAfterBaseValue: o.rateLimitUnitMs, ...spacing },
+    retry: { retries: o.retries, retryAfterBaseValue: o.retryBaseMs, doNotRetry: DO_NOT_RETRY },
+  });
+}
+
+/** The throttling plugin's write groups with another spacing (its own are fixed at 1 s and 3 s). */
+async function writeGroups(minTime: number) {
+  const { default: Bottleneck } = await import("bottleneck");
+  return {
+    write: new Bottleneck.Group({ id: "dissent-write", maxConcurrent: 1, minTime }),
+    notifications: new Bottleneck.Group({ id: "dissent-notifications", maxConcurrent: 1, minTime }),
+  };
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import type { CallRecord } from "../../src/contracts/audit.js";
+import { Interrupted, ProviderAuthError, ReplayMiss } from "../../src/errors.js";
+import { auditGate, type GateDeps } from "../../src/gate/audit-gate.js";
+import type { CallMeta, ModelReply } from "../../src/models/call.js";
+import type { ModelRequest } from "../../src/models/types.js";
+import { auditReply } from "../support/mock-model.js";
+
+const DRAFT = "Water boils at 100 °C at sea level.";
+
+/** A gate port answering per role from a script; records what each role was asked. */
+function fakeCall(answers: Partial<Record<"executor" | "challenger" | "revision", string | Error>>) {
+  const seen: { meta: CallMeta; request: ModelRequest }[] = [];
+  const call: GateDeps["call"] = async (meta, request): Promise<ModelReply> => {
+    seen.push({ meta, request });
+    const a = answers[meta.role as keyof typeof answers];
+    if (a === undefined) throw new Error(`unexpected call for ${meta.role}`);
+    if (a instanceof Error) throw a;
+    const record: CallRecord = { role: meta.role, provider: "fake", model: "m", route: "primary", cached: false, latency_ms: 1, input_tokens: 1, output_tokens: 1 };
+    return { text: a, record, requestHash: "h" };
+  };
+  return { call, seen };
+}
+
+const input = { prompt: "At what temperature does water boil?", constraints: [], policies: [], audit: true };
+const boils = { category: "factual_risk", severity: "low", evidence: "100 °C", concern: "Depends on pressure." };
+
+describe("auditGate", () => {
+  it("routes the revision through the executor's route", async () => {
+    const { call, seen } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [boils]), revision: "revised" });
+    await auditGate(input, { call });
+    expect(seen.map((s) => [s.meta.role, s.meta.routeAs ?? s.meta.role])).toEqual([
+      ["executor", "executor"],
+      ["challenger", "challenger"],
+      ["revision", "executor"],
+    ]);
+  });
+
+  it("reports progress in order", async () => {
+    const steps: string[] = [];
+    const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [boils]), revision: "revised" });
+    await auditGate(input, { call, progress: (s) => void steps.push(s) });
+    expect(steps).toEqual(["executor", "challenger", "revising"]);
+  });
+
+  it("strips a reasoning model's leading <think> block from the draft", async () => {
+    const { call, seen } = fakeCall({ executor: `<think>let me think</think>\n\n${DRAFT}`, challenger: auditReply("pass") });
+    const r = await auditGate(input, { call });
+    expect(r.final_output).toBe(DRAFT);
+    expect(JSON.parse(seen[1]?.request.messages[0]?.content ?? "")).toMatchObject({ executor_output: DRAFT });
+  });
+
+  it("an empty revision keeps the draft, with a warning", async () => {
+    const warnings: string[] = [];
+    const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [boils]), revision: "   " });
+    const r = await auditGate(input, { call, warn: (m) => void warnings.push(m) });
+    expect(r.final_output).toBe(DRAFT);
+    expect(r.audit_meta.revised).toBe(false);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("a challenger that cannot authenticate fails open like any other challenger failure", async () => {
+    const warnings: string[] = [];
+    const { call } = fakeCall({ executor: DRAFT, challenger: new ProviderAuthError("provider 'x' refused the request (401)") });
+    const r = await auditGate(input, { call, warn: (m) => void warnings.push(m) });
+    expect(r.final_output).toBe(DRAFT);
+    expect(r.audit_meta).toMatchObject({ challenger_status: "failed", challenger_error: expect.stringContaining("401") });
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("a replay miss at the challenger is not a challenger failure: it propagates", async () => {
+    const { call } = fakeCall({ executor: DRAFT, challenger: new ReplayMiss("no cached reply") });
+    await expect(auditGate(input, { call })).rejects.toSatisfy((e) => ReplayMiss.isInstance(e));
+  });
+
+  it("an interruption at the challenger propagates", async () => {
+    const { call } = fakeCall({ executor: DRAFT, challenger: new Interrupted("interrupted") });
+    await expect(auditGate(input, { call })).rejects.toSatisfy((e) => Interrupted.isInstance(e));
+  });
+
+  it("an executor failure propagates (there is no draft to fall back to)", async () => {
+    const { call } = fakeCall({ executor: new Error("executor down") });
+    await expect(auditGate(input, { call })).rejects.toThrow("executor down");
+  });
+});
