@@ -28,20 +28,25 @@ const CONTRACTIONS: [RegExp, string][] = [
 /** Lower-cased, accent-free words with contractions expanded ("doesn't" → "does not"). */
 export function words(text: string): string[] {
   let s = text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  s = s.replace(/['’]s\b/g, ""); // possessive: "the path's test" = "the path test"
   for (const [re, to] of CONTRACTIONS) s = s.replace(re, to);
-  return s.split(/[^a-z0-9]+/).filter(Boolean);
+  // Any script's letters and digits are words: a Cyrillic or Chinese concern must not hash to nothing.
+  return s.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }
 
 /** One word's search/fingerprint term: its stem, or null for a stop word. */
 export function termOf(word: string): string | null {
-  return STOP_WORDS.has(word) ? null : stemmer(word);
+  return STOP_WORDS.has(word) ? null : stem(word);
 }
+
+/** The Porter stemmer is for English: other scripts keep their words whole. */
+const stem = (word: string) => (/^[a-z0-9]+$/.test(word) ? stemmer(word) : word);
 
 /** The normalised, stemmed, order-free word set a fingerprint is made of (exported for tests and debugging). */
 export function fingerprintTokens(text: string): string[] {
   const all = words(text);
   const kept = all.filter((w) => !STOP_WORDS.has(w));
-  const tokens = (kept.length ? kept : all).map((w) => stemmer(w));
+  const tokens = (kept.length ? kept : all).map(stem);
   return [...new Set(tokens)].sort();
 }
 

@@ -35,7 +35,7 @@ export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
   const groups = new Map<string, { first: Finding; role: string; severity: Severity; critics: Set<string>; human: boolean }>();
   for (const vote of votes) {
     for (const f of vote.findings) {
-      const fp = fingerprint({ category: f.category ?? f.dimension, concern: f.concern });
+      const fp = fingerprint({ category: f.category ?? f.dimension ?? "general", concern: f.concern });
       const g = groups.get(fp);
       if (!g) {
         groups.set(fp, { first: f, role: vote.role, severity: f.severity, critics: new Set([vote.role]), human: f.human_required === true });

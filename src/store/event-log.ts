@@ -25,11 +25,28 @@ export function sqliteEventLog(db: Db, hooks: AppendHook[] = [], clock: () => Da
     insert.run(event.type, event.at, event.issue_id, JSON.stringify(event));
     for (const hook of hooks) hook(event, db);
   });
+  // Subscribers hear of an event only once it is durable: inside transaction() they wait for the commit.
+  let depth = 0;
+  let queued: DissentEvent[] = [];
+  const notify = (events: readonly DissentEvent[]) => {
+    let failure: unknown;
+    for (const event of events) {
+      for (const fn of subscribers) {
+        try {
+          fn(event);
+        } catch (e) {
+          failure ??= e; // every subscriber still hears of every event; the first failure is reported after
+        }
+      }
+    }
+    if (failure !== undefined) throw failure;
+  };
   return {
     append(input) {
       const event = { ...input, at: clock().toISOString() } as DissentEvent;
       write(event);
-      for (const fn of subscribers) fn(event);
+      if (depth > 0) queued.push(event);
+      else notify([event]);
       return event;
     },
     list(filter) {
@@ -40,6 +57,23 @@ export function sqliteEventLog(db: Db, hooks: AppendHook[] = [], clock: () => Da
       subscribers.add(fn);
       return () => void subscribers.delete(fn);
     },
-    transaction: (fn) => db.transaction(fn)(),
+    transaction(fn) {
+      depth++;
+      let result;
+      try {
+        result = db.transaction(fn)();
+      } catch (e) {
+        if (depth === 1) queued = [];
+        throw e;
+      } finally {
+        depth--;
+      }
+      if (depth === 0) {
+        const done = queued;
+        queued = [];
+        notify(done);
+      }
+      return result;
+    },
   };
 }

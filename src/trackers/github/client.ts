@@ -71,3 +71,13 @@ async function writeGroups(minTime: number) {
     notifications: new Bottleneck.Group({ id: "dissent-notifications", maxConcurrent: 1, minTime }),
   };
 }
+
+/** One repository on one GitHub, as the adapter's parts share it. */
+export interface GithubSession {
+  owner: string;
+  repo: string;
+  /** Names the repository on its server ("base_url owner/name"), for per-process memos. */
+  key: string;
+  /** Runs one step against the API; any failure becomes one line naming the repo and the step. */
+  step<T>(action: string, fn: (gh: GithubClient) => Promise<T>): Promise<T>;
+}

@@ -8,6 +8,8 @@ export interface GithubErrorContext {
   baseUrl: string;
   /** True when `tracker.base_url` was set (GitHub Enterprise, a proxy, a test double). */
   customBaseUrl: boolean;
+  /** The bound on each request, for the message of one that timed out. */
+  timeoutMs: number;
   /** Never shown; removed from anything GitHub or the network said. */
   token: string;
 }
@@ -29,6 +31,12 @@ function httpFailure(e: unknown): HttpFailure | undefined {
   return { status: e.status, headers, message };
 }
 
+/** A request our per-request timeout aborted (fetch rejects with the signal's TimeoutError). */
+function timedOut(e: unknown): boolean {
+  const cause = e instanceof Error ? e.cause : undefined;
+  return [e, cause].some((x) => x instanceof Error && x.name === "TimeoutError");
+}
+
 const clock = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().slice(11, 19);
 
 /** One line of what GitHub said, safe to show. */
@@ -38,8 +46,8 @@ function rateLimitLine(f: HttpFailure, ctx: GithubErrorContext, action: string):
   const reset = Number(f.headers["x-ratelimit-reset"]);
   const retryAfter = Number(f.headers["retry-after"]);
   if (f.headers["x-ratelimit-remaining"] === "0") {
-    const when = Number.isFinite(reset) && reset > 0 ? `; it resets at ${clock(reset)} UTC` : "";
-    return `GitHub's API rate limit for the token in ${ctx.tokenEnv} is used up (${f.status}) for ${ctx.repo} while ${action}${when}: wait until then and run the command again`;
+    const when = Number.isFinite(reset) && reset > 0 ? `; it resets at ${clock(reset)} UTC: wait until then` : ": wait for it to reset (within the hour)";
+    return `GitHub's API rate limit for the token in ${ctx.tokenEnv} is used up (${f.status}) for ${ctx.repo} while ${action}${when} and run the command again`;
   }
   if (f.status === 429 || /secondary rate limit/i.test(f.message)) {
     const when = Number.isFinite(retryAfter) && retryAfter > 0 ? ` ${retryAfter} s` : " a few minutes";
@@ -58,6 +66,9 @@ export function githubError(e: unknown, ctx: GithubErrorContext, action: string)
   const f = httpFailure(e);
   if (!f) {
     const where = ctx.customBaseUrl ? ` and tracker.base_url (${ctx.baseUrl})` : "";
+    if (timedOut(e)) {
+      return new RunError(`GitHub at ${ctx.baseUrl} did not answer within ${ctx.timeoutMs < 1000 ? `${ctx.timeoutMs} ms` : `${Math.round(ctx.timeoutMs / 1000)} s`} (after retries) for ${ctx.repo} while ${action}: check the network connection${where}, then run the command again`);
+    }
     return new RunError(`cannot reach GitHub at ${ctx.baseUrl} for ${ctx.repo} while ${action} (${said(messageOf(e), ctx)}): check the network connection${where}, then run the command again`);
   }
   const rateLimited = f.status === 403 || f.status === 429 ? rateLimitLine(f, ctx, action) : undefined;

@@ -1,0 +1,43 @@
+import type { GithubSession } from "./client.js";
+import { statusOf } from "./errors.js";
+
+/**
+ * dissent's comments on issues, one per marker: found by the marker that starts the body,
+ * updated in place (left alone when unchanged), posted when missing or deleted.
+ */
+export function commentWriter(s: GithubSession): (n: number, marker: string, body: string) => Promise<void> {
+  const { owner, repo } = s;
+  /** As last written or read in this process. */
+  const known = new Map<string, { id: number; body: string }>();
+
+  const find = async (n: number, marker: string) => {
+    const seen = known.get(`${n} ${marker}`);
+    if (seen) return seen;
+    const all = await s.step(`reading the comments of issue #${n}`, (gh) => gh.paginate(gh.rest.issues.listComments, { owner, repo, issue_number: n, per_page: 100 }));
+    const found = all.find((c) => c.body?.startsWith(marker)); // a person quoting it starts with "> "
+    return found ? { id: found.id, body: found.body ?? "" } : undefined;
+  };
+
+  return async (n, marker, body) => {
+    const key = `${n} ${marker}`;
+    const found = await find(n, marker);
+    if (found?.body === body) return;
+    if (found) {
+      const updated = await s.step(`updating dissent's comment on issue #${n}`, async (gh) => {
+        try {
+          await gh.rest.issues.updateComment({ owner, repo, comment_id: found.id, body });
+          return true;
+        } catch (e) {
+          if (statusOf(e) === 404) return false; // deleted since: post it again
+          throw e;
+        }
+      });
+      if (updated) {
+        known.set(key, { id: found.id, body });
+        return;
+      }
+    }
+    const { data } = await s.step(`commenting on issue #${n}`, (gh) => gh.rest.issues.createComment({ owner, repo, issue_number: n, body }));
+    known.set(key, { id: data.id, body });
+  };
+}
