@@ -33,14 +33,10 @@ const toIssue = (d: IssueData): TrackedIssue => ({
 
 /** A URL fit for messages: without any user:password in it. */
 function shown(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = "";
-    u.password = "";
-    return u.toString().replace(/\/+$/, "");
-  } catch {
-    return url; // zod checked it is a URL; this is belt and braces
-  }
+  const u = new URL(url); // the config schema checked it is one
+  u.username = "";
+  u.password = "";
+  return u.toString().replace(/\/+$/, "");
 }
 
 /** An issue id as GitHub numbers it: "12" or "#12". */

@@ -39,8 +39,9 @@ function timedOut(e: unknown): boolean {
 
 const clock = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOString().slice(11, 19);
 
-/** One line of what GitHub said, safe to show. */
-const said = (text: string, ctx: GithubErrorContext) => redact(text, [ctx.token]).replace(/\s+/g, " ").trim().slice(0, 160);
+/** One line of what GitHub or the network said, safe to show: no token, no user:password in a URL. */
+const said = (text: string, ctx: GithubErrorContext) =>
+  redact(text, [ctx.token]).replace(/\/\/[^/\s@]+@/g, "//").replace(/\s+/g, " ").trim().slice(0, 200);
 
 function rateLimitLine(f: HttpFailure, ctx: GithubErrorContext, action: string): string | undefined {
   const reset = Number(f.headers["x-ratelimit-reset"]);

@@ -1,0 +1,339 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+
+/**
+ * A local double of exactly the GitHub REST endpoints the adapter uses, on 127.0.0.1. Payloads
+ * follow GitHub's documented shapes (REST API 2022-11-28): issue, label and comment objects,
+ * 201 on create, 200 + the remaining labels on DELETE …/labels/{name}, 404/401/403/422 bodies
+ * with `message` and `documentation_url`, rate-limit headers on every answer.
+ */
+
+const DOCS = "https://docs.github.com/rest";
+
+export interface LabelState {
+  id: number;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface IssueState {
+  number: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  labels: string[];
+  /** GitHub lists pull requests among issues, marked by a `pull_request` object. */
+  pullRequest?: boolean;
+}
+
+export interface CommentState {
+  id: number;
+  issue: number;
+  body: string;
+  login: string;
+}
+
+/** One request as the double received it. */
+export interface SeenRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: unknown;
+  authorization: string | undefined;
+}
+
+/** A canned answer; `times` counts down (default: once). */
+export interface Failure {
+  method?: string;
+  path?: RegExp;
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  times?: number;
+  /** Drop the connection instead of answering. */
+  destroy?: boolean;
+  /** Never answer (until the double closes). */
+  hang?: boolean;
+}
+
+export interface GithubDouble {
+  /** The base URL to configure as `tracker.base_url`. */
+  url: string;
+  owner: string;
+  repo: string;
+  token: string;
+  issues: Map<number, IssueState>;
+  /** Repository labels, by lower-cased name (GitHub label names are case-insensitive). */
+  labels: Map<string, LabelState>;
+  comments: CommentState[];
+  requests: SeenRequest[];
+  /** Answer matching requests with a failure before the normal handling. */
+  fail(f: Failure): void;
+  addIssue(i: Partial<IssueState> & { number: number; title: string }): IssueState;
+  addLabel(name: string, color?: string, description?: string | null): LabelState;
+  /** Requests that were not reads, in order, as "METHOD path". */
+  writes(): string[];
+  close(): Promise<void>;
+}
+
+/** GitHub's answer to an exhausted primary rate limit (403, remaining 0, reset in epoch seconds). */
+export function rateLimited(resetInSeconds: number, times = 1): Failure {
+  return {
+    status: 403,
+    times,
+    headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(Math.floor(Date.now() / 1000) + resetInSeconds) },
+    body: { message: "API rate limit exceeded for user ID 1.", documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api` },
+  };
+}
+
+/** GitHub's answer to a secondary rate limit (429 with retry-after). */
+export function secondaryRateLimited(retryAfterSeconds: number, times = 1): Failure {
+  return {
+    status: 429,
+    times,
+    headers: { "retry-after": String(retryAfterSeconds) },
+    body: {
+      message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+      documentation_url: `${DOCS}/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits`,
+    },
+  };
+}
+
+/** `prefix` serves the API under a path, as GitHub Enterprise Server does ("/api/v3"). */
+export async function startGithubDouble(opts: { owner?: string; repo?: string; token?: string; login?: string; prefix?: string } = {}): Promise<GithubDouble> {
+  const prefix = opts.prefix ?? "";
+  const owner = opts.owner ?? "acme";
+  const repoName = opts.repo ?? "widgets";
+  const token = opts.token ?? "ghp_testTOKEN1234567890";
+  const login = opts.login ?? "dissent-bot";
+  const issues = new Map<number, IssueState>();
+  const labels = new Map<string, LabelState>();
+  const comments: CommentState[] = [];
+  const requests: SeenRequest[] = [];
+  const failures: Failure[] = [];
+  let nextId = 1000;
+  let base = "";
+  const at = "2024-05-01T12:00:00Z";
+  const repoUrl = () => `${base}/repos/${owner}/${repoName}`;
+  const html = `https://github.com/${owner}/${repoName}`;
+  const user = { login, id: 1, node_id: "MDQ6VXNlcjE=", type: "User", site_admin: false };
+
+  const labelJson = (l: LabelState) => ({
+    id: l.id,
+    node_id: `LA_${l.id}`,
+    url: `${repoUrl()}/labels/${encodeURIComponent(l.name)}`,
+    name: l.name,
+    color: l.color,
+    default: false,
+    description: l.description,
+  });
+  const labelOf = (name: string) => labels.get(name.toLowerCase());
+  const issueLabels = (i: IssueState) => i.labels.map((n) => labelOf(n)).filter((l): l is LabelState => l !== undefined).map(labelJson);
+  const issueJson = (i: IssueState) => ({
+    id: 5000 + i.number,
+    node_id: `I_${i.number}`,
+    url: `${repoUrl()}/issues/${i.number}`,
+    repository_url: repoUrl(),
+    labels_url: `${repoUrl()}/issues/${i.number}/labels{/name}`,
+    comments_url: `${repoUrl()}/issues/${i.number}/comments`,
+    events_url: `${repoUrl()}/issues/${i.number}/events`,
+    html_url: `${html}/${i.pullRequest ? "pull" : "issues"}/${i.number}`,
+    number: i.number,
+    state: i.state,
+    state_reason: null,
+    title: i.title,
+    body: i.body,
+    user,
+    labels: issueLabels(i),
+    assignee: null,
+    assignees: [],
+    milestone: null,
+    locked: false,
+    comments: comments.filter((c) => c.issue === i.number).length,
+    created_at: at,
+    updated_at: at,
+    closed_at: i.state === "closed" ? at : null,
+    author_association: "OWNER",
+    ...(i.pullRequest
+      ? { pull_request: { url: `${repoUrl()}/pulls/${i.number}`, html_url: `${html}/pull/${i.number}`, diff_url: `${html}/pull/${i.number}.diff`, patch_url: `${html}/pull/${i.number}.patch`, merged_at: null } }
+      : {}),
+  });
+  const commentJson = (c: CommentState) => ({
+    id: c.id,
+    node_id: `IC_${c.id}`,
+    url: `${repoUrl()}/issues/comments/${c.id}`,
+    html_url: `${html}/issues/${c.issue}#issuecomment-${c.id}`,
+    body: c.body,
+    user: { ...user, login: c.login },
+    created_at: at,
+    updated_at: at,
+    issue_url: `${repoUrl()}/issues/${c.issue}`,
+    author_association: "OWNER",
+  });
+  const addLabel = (name: string, color = "ededed", description: string | null = null): LabelState => {
+    const l = { id: nextId++, name, color, description };
+    labels.set(name.toLowerCase(), l);
+    return l;
+  };
+
+  type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
+  const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
+  /** GitHub paginates with `per_page` (default 30, max 100) and a Link header. */
+  const page = (items: unknown[], path: string, query: URLSearchParams): Answer => {
+    const per = Math.min(Number(query.get("per_page") ?? 30) || 30, 100);
+    const p = Math.max(Number(query.get("page") ?? 1) || 1, 1);
+    const last = Math.max(Math.ceil(items.length / per), 1);
+    const link = (n: number, rel: string) => {
+      const q = new URLSearchParams(query);
+      q.set("page", String(n));
+      q.set("per_page", String(per));
+      return `<${base}${path}?${q.toString()}>; rel="${rel}"`;
+    };
+    const links = [...(p < last ? [link(p + 1, "next"), link(last, "last")] : []), ...(p > 1 ? [link(1, "first"), link(p - 1, "prev")] : [])];
+    return { status: 200, body: items.slice((p - 1) * per, p * per), ...(links.length ? { headers: { link: links.join(", ") } } : {}) };
+  };
+
+  const route = (method: string, path: string, query: URLSearchParams, body: unknown): Answer => {
+    const prefix = `/repos/${owner}/${repoName}`;
+    if (!path.toLowerCase().startsWith(prefix.toLowerCase())) return notFound();
+    const rest = path.slice(prefix.length);
+    const input = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
+    let m: RegExpExecArray | null;
+
+    if (method === "GET" && rest === "/issues") {
+      const state = query.get("state") ?? "open";
+      const list = [...issues.values()].filter((i) => state === "all" || i.state === state).sort((a, b) => b.number - a.number);
+      return page(list.map(issueJson), path, query);
+    }
+    if (method === "GET" && rest === "/labels") return page([...labels.values()].map(labelJson), path, query);
+    if (method === "POST" && rest === "/labels") {
+      const name = String(input.name ?? "");
+      if (labelOf(name)) {
+        return { status: 422, body: { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }], documentation_url: `${DOCS}/issues/labels#create-a-label` } };
+      }
+      return { status: 201, body: labelJson(addLabel(name, String(input.color ?? "ededed"), typeof input.description === "string" ? input.description : null)) };
+    }
+    if (method === "PATCH" && (m = /^\/issues\/comments\/(\d+)$/.exec(rest))) {
+      const c = comments.find((x) => x.id === Number(m?.[1]));
+      if (!c) return notFound();
+      c.body = String(input.body ?? "");
+      return { status: 200, body: commentJson(c) };
+    }
+    if (!(m = /^\/issues\/(\d+)(\/.*)?$/.exec(rest))) return notFound();
+    const issue = issues.get(Number(m[1]));
+    const sub = m[2] ?? "";
+    if (!issue) return notFound();
+    if (method === "GET" && sub === "") return { status: 200, body: issueJson(issue) };
+    if (method === "POST" && sub === "/labels") {
+      const wanted = Array.isArray(input.labels) ? input.labels.map(String) : [];
+      for (const name of wanted) {
+        const l = labelOf(name) ?? addLabel(name); // GitHub creates a label it does not know, in its default colour
+        if (!issue.labels.some((x) => x.toLowerCase() === l.name.toLowerCase())) issue.labels.push(l.name);
+      }
+      return { status: 200, body: issueLabels(issue) };
+    }
+    if (method === "DELETE" && (m = /^\/labels\/(.+)$/.exec(sub))) {
+      const name = decodeURIComponent(m[1] ?? "").toLowerCase();
+      const at = issue.labels.findIndex((x) => x.toLowerCase() === name);
+      if (at < 0) return { status: 404, body: { message: "Label does not exist", documentation_url: `${DOCS}/issues/labels#remove-a-label-from-an-issue`, status: "404" } };
+      issue.labels.splice(at, 1);
+      return { status: 200, body: issueLabels(issue) };
+    }
+    if (method === "GET" && sub === "/comments") return page(comments.filter((c) => c.issue === issue.number).map(commentJson), path, query);
+    if (method === "POST" && sub === "/comments") {
+      const c: CommentState = { id: nextId++, issue: issue.number, body: String(input.body ?? ""), login };
+      comments.push(c);
+      return { status: 201, body: commentJson(c) };
+    }
+    return notFound();
+  };
+
+  const answer = (res: ServerResponse, a: Answer) => {
+    const reset = String(Math.floor(Date.now() / 1000) + 3600);
+    res.writeHead(a.status, {
+      "content-type": "application/json; charset=utf-8",
+      "x-github-api-version-selected": "2022-11-28",
+      "x-ratelimit-limit": "5000",
+      "x-ratelimit-remaining": "4999",
+      "x-ratelimit-reset": reset,
+      "x-ratelimit-used": "1",
+      "x-ratelimit-resource": "core",
+      ...a.headers,
+    });
+    res.end(a.body === undefined ? "" : JSON.stringify(a.body));
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const text = Buffer.concat(chunks).toString("utf8");
+    const url = new URL(req.url ?? "/", base);
+    const method = req.method ?? "GET";
+    if (!url.pathname.startsWith(`${prefix}/`)) {
+      answer(res, { status: 404, body: { message: "Not Found", documentation_url: DOCS } });
+      return;
+    }
+    url.pathname = url.pathname.slice(prefix.length);
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      answer(res, { status: 400, body: { message: "Problems parsing JSON", documentation_url: DOCS } });
+      return;
+    }
+    requests.push({ method, path: url.pathname, query: url.searchParams, body, authorization: req.headers.authorization });
+    const failure = failures.find((f) => (f.method === undefined || f.method === method) && (f.path === undefined || f.path.test(url.pathname)));
+    if (failure) {
+      failure.times = (failure.times ?? 1) - 1;
+      if (failure.times <= 0) failures.splice(failures.indexOf(failure), 1);
+      if (failure.destroy) {
+        req.socket.destroy();
+        return;
+      }
+      if (failure.hang) return;
+      answer(res, { status: failure.status, body: failure.body ?? { message: `status ${failure.status}`, documentation_url: DOCS }, ...(failure.headers ? { headers: failure.headers } : {}) });
+      return;
+    }
+    const auth = /^(?:token|bearer) (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    if (auth !== token) {
+      answer(res, { status: 401, body: { message: "Bad credentials", documentation_url: DOCS, status: "401" } });
+      return;
+    }
+    answer(res, route(method, url.pathname, url.searchParams, body));
+  };
+
+  const sockets = new Set<Socket>();
+  const server = createServer((req, res) => void handle(req, res));
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
+
+  return {
+    url: base,
+    owner,
+    repo: repoName,
+    token,
+    issues,
+    labels,
+    comments,
+    requests,
+    fail: (f) => void failures.push({ ...f }),
+    addIssue(i) {
+      const issue: IssueState = { body: "", state: "open", labels: [], ...i };
+      issues.set(issue.number, issue);
+      for (const l of issue.labels) if (!labelOf(l)) addLabel(l);
+      return issue;
+    },
+    addLabel,
+    writes: () => requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${decodeURIComponent(r.path.slice(`/repos/${owner}/${repoName}`.length))}`),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
