@@ -3,7 +3,7 @@ import MiniSearch from "minisearch";
 import { termOf, words } from "../adversarial/fingerprint.js";
 import type { Config } from "../contracts/config.js";
 import type { KnownGaps } from "../pipeline/plan-issue.js";
-import { loadWiki, type WikiEntry } from "./wiki.js";
+import { loadWiki, searchableText, type WikiEntry } from "./wiki.js";
 
 /** A query must share at least this many distinct (stemmed, non-stop) terms with an entry to be relevant. */
 const MIN_SHARED_TERMS = 2;
@@ -23,7 +23,7 @@ export function relevantEntries(entries: readonly WikiEntry[], text: string, lim
     processTerm: (t) => termOf(t),
     searchOptions: { boost: { title: 2 }, combineWith: "OR" },
   });
-  search.addAll(live.map((e) => ({ id: e.id, title: e.title, body: e.body, category: e.category.replace(/[_-]+/g, " ") })));
+  search.addAll(live.map((e) => ({ id: e.id, title: e.title, body: searchableText(e), category: e.category.replace(/[_-]+/g, " ") })));
   const byId = new Map(live.map((e) => [e.id, e]));
   const chosen: WikiEntry[] = [];
   let chars = 0;

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
 import { join } from "node:path";
-import { parseDocument, stringify } from "yaml";
 import type { Concern } from "../contracts/concern.js";
 
 /** One wiki entry: a known gap that shipped. The markdown file is the source of truth. */
@@ -26,14 +26,35 @@ export interface WikiEntry {
 
 const FRONT = /^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
 
+/** Lines of the entry template (not what the gap is about): left out of relevance search. */
+const TEMPLATE_LINE = /^(?:Shipped with this gap in PR .*|- \*\*(?:Raised by|Severity|Had to be addressed by):\*\*.*|Confidence is low: .*)$/;
+
+/** What an entry is about, for search: title, category and body without the template's own lines. */
+export function searchableText(entry: WikiEntry): string {
+  const body = entry.body
+    .split(/\r?\n/)
+    .filter((l) => !TEMPLATE_LINE.test(l.trim()))
+    .map((l) => l.replace(/^- \*\*Evidence:\*\*\s*/, ""))
+    .join("\n");
+  return body;
+}
+
 /** Reads the wiki folder; a malformed file is skipped with a warning naming it, never a crash. */
 export function loadWiki(dir: string, warn: (message: string) => void = () => undefined): WikiEntry[] {
   if (!existsSync(dir)) return [];
   const entries: WikiEntry[] = [];
-  for (const name of readdirSync(dir).sort()) {
-    if (!name.endsWith(".md")) continue;
-    const path = join(dir, name);
-    const parsed = parseEntry(readFileSync(path, "utf8"), path);
+  for (const dirent of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!dirent.name.endsWith(".md") || dirent.name.startsWith(".")) continue;
+    const path = join(dir, dirent.name);
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (e) {
+      // A dangling symlink, a folder named *.md, no permission: skipped, never a crash.
+      warn(`skipping wiki entry ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+      continue;
+    }
+    const parsed = parseEntry(text, path);
     if (typeof parsed === "string") warn(`skipping wiki entry ${path}: ${parsed}`);
     else entries.push(parsed);
   }
@@ -45,7 +66,8 @@ const asStrings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefi
 const dateText = (v: unknown): string => (v instanceof Date ? v.toISOString() : typeof v === "string" ? v : "");
 
 /** Parses one entry file; returns a reason string when it cannot be used. */
-export function parseEntry(text: string, path: string): WikiEntry | string {
+export function parseEntry(raw: string, path: string): WikiEntry | string {
+  const text = raw.replace(/^\uFEFF/, ""); // a byte-order mark some editors add
   const m = FRONT.exec(text);
   if (!m) return "no front matter (--- … ---)";
   const doc = parseDocument(m[1] ?? "");
@@ -88,14 +110,42 @@ function write(path: string, text: string): void {
   renameSync(tmp, path);
 }
 
-/** Replaces some front-matter fields of an entry file, keeping every other field, comment and the body as written. */
+/** A value as YAML source on one line: scalars as YAML writes them, lists in flow style. */
+function inline(value: unknown): string {
+  return stringify(value, { collectionStyle: "flow", flowCollectionPadding: false, lineWidth: 0 }).trimEnd();
+}
+
+/**
+ * Replaces some front-matter fields of an entry file in place. Only the changed values' own source
+ * text is rewritten: every other line — comments, spacing, key order, line endings — stays byte for byte.
+ */
 export function updateFrontMatter(path: string, changes: Record<string, unknown>): void {
-  const text = readFileSync(path, "utf8");
+  const raw = readFileSync(path, "utf8");
+  const bom = raw.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const text = raw.slice(bom.length);
   const m = FRONT.exec(text);
   if (!m) return;
-  const doc = parseDocument(m[1] ?? "");
-  for (const [k, v] of Object.entries(changes)) doc.set(k, v);
-  write(path, `---\n${doc.toString().trimEnd()}\n---\n${text.slice(m[0].length)}`);
+  const front = m[1] ?? "";
+  const eol = front.includes("\r\n") ? "\r\n" : "\n";
+  const doc: Document = parseDocument(front, { keepSourceTokens: true });
+  const edits: { from: number; to: number; text: string }[] = [];
+  const added: string[] = [];
+  for (const [key, value] of Object.entries(changes)) {
+    const pair = isMap(doc.contents) ? doc.contents.items.find((p) => isScalar(p.key) && p.key.value === key) : undefined;
+    const range = (pair?.value as { range?: [number, number, number] } | null | undefined)?.range;
+    if (pair && range) {
+      const old = front.slice(range[0], range[1]);
+      // A block list's range runs to the next key: keep the line break (and anything blank) it ends with.
+      edits.push({ from: range[0], to: range[1], text: inline(value) + (/\s*$/.exec(old)?.[0] ?? "") });
+    }
+    else added.push(`${key}: ${inline(value)}`);
+  }
+  let updated = front;
+  for (const e of edits.sort((a, b) => b.from - a.from)) updated = updated.slice(0, e.from) + e.text + updated.slice(e.to);
+  if (added.length) updated = `${updated.replace(/\s+$/, "")}${eol}${added.join(eol)}`;
+  const head = m[0].slice(0, m[0].indexOf("\n") + 1); // "---\n" or "---\r\n"
+  const tail = m[0].slice(head.length + front.length);
+  write(path, `${bom}${head}${updated}${tail}${text.slice(m[0].length)}`);
 }
 
 function entryText(c: Concern, pr: number, issueId: string, at: string): string {
