@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CallRecord } from "./audit.js";
 import { Concern, ConcernResolution, StagePhase, StageRun } from "./concern.js";
 
 const base = {
@@ -11,14 +12,7 @@ export const ModelCallEvent = z.object({
   type: z.literal("ModelCall"),
   ...base,
   run_id: z.string().optional(),
-  role: z.string(),
-  provider: z.string(),
-  model: z.string(),
-  route: z.enum(["primary", "secondary"]),
-  cached: z.boolean(),
-  latency_ms: z.number(),
-  input_tokens: z.number(),
-  output_tokens: z.number(),
+  ...CallRecord.shape,
   request_hash: z.string(),
   prompt_chars: z.number(),
   reply_hash: z.string().optional(),

@@ -51,7 +51,9 @@ export const concernBrief = (c: Concern) => ({
 
 function persona(role: string, format?: string): { system: string; file: { name: string; hash: string } } {
   const p = promptFile(`personas/${role}.md`);
-  const system = format ? `${p.text}\n\n${promptFile(`personas/${format}.md`).text}` : p.text;
+  // The role's name leads, so logs, proxies and test servers can tell the voices apart.
+  const text = `Role: ${role}\n\n${p.text}`;
+  const system = format ? `${text}\n\n${promptFile(`personas/${format}.md`).text}` : text;
   return { system, file: { name: p.name, hash: p.hash } };
 }
 
@@ -106,12 +108,15 @@ export function parseProducer(role: string, text: string): { artifact: string; a
 export function parseCriteria(role: string, text: string): { criteria: string[]; addressed: AddressedItem[] } {
   const parsed = parseStructured(text, AcceptanceCriteriaReply);
   if (parsed.ok) return { criteria: parsed.value.acceptance_criteria, addressed: parsed.value.addressed ?? [] };
-  const bullets = stripThink(text)
+  // Not JSON: a markdown list, or failing that one criterion per line of prose.
+  const lines = stripThink(text)
     .split("\n")
-    .map((l) => /^\s*(?:[-*+]|\d+[.)])\s+(.+)$/.exec(l)?.[1]?.trim())
-    .filter((l): l is string => Boolean(l));
-  if (bullets.length === 0) throw new ReplyFormatError(`${role} returned no acceptance criteria (${parsed.error})`);
-  return { criteria: bullets, addressed: [] };
+    .map((l) => l.trim())
+    .filter((l) => l && !/^#/.test(l) && !/^```/.test(l));
+  const bullets = lines.map((l) => /^(?:[-*+]|\d+[.)])\s+(.+)$/.exec(l)?.[1]?.trim()).filter((l): l is string => Boolean(l));
+  const criteria = bullets.length ? bullets : lines;
+  if (criteria.length === 0) throw new ReplyFormatError(`${role} returned no acceptance criteria (${parsed.error})`);
+  return { criteria, addressed: [] };
 }
 
 /** A critic's request: the issue, the context it needs, the artifact under review and, for the surfacer, known gaps. */
@@ -149,7 +154,7 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[]): 
 export function gateRequest(issue: TrackedIssue): ModelRequest {
   const p = promptFile("personas/complexity_gate.md");
   return {
-    system: p.text,
+    system: `Role: complexity_gate\n\n${p.text}`,
     messages: [{ role: "user", content: `# ${issue.title}\n\n${issue.body.trim() || "(no description)"}` }],
     promptFile: { name: p.name, hash: p.hash },
   };
