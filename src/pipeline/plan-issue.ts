@@ -1,9 +1,8 @@
 import { AdversarialRetryLoop, type Critic, type RoundProgress } from "../adversarial/retry-loop.js";
 import { callBudget, type IssueBudget } from "../adversarial/budget.js";
-import { fingerprint } from "../adversarial/fingerprint.js";
-import type { AddressedItem, AdversarialState, Concern, ConcernResolution, StageRun } from "../contracts/concern.js";
+import type { AddressedItem, AdversarialState, Concern, StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
-import { BudgetExceeded, ReplyFormatError, RunError, messageOf } from "../errors.js";
+import { BudgetExceeded, RunError, messageOf } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { EventLog } from "../store/event-log.js";
@@ -19,10 +18,11 @@ import {
   parseProducer,
   producerRequest,
   renderCriteria,
-  reviewerRequest,
   type RoleContext,
 } from "./roles.js";
-import { ESCALATING_ROLES, STAGES, type ArtifactName, type PipelineStage } from "./stages.js";
+import { carryEvents, resolutionEvents } from "./resolutions.js";
+import { planOutcome, reviewPlan } from "./review.js";
+import { STAGES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** Known gaps from the wiki for the assumption surfacer (CONTRACT §4 carryover). */
 export interface KnownGaps {
@@ -119,32 +119,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     return `${phase.toUpperCase()}-${r}-${String(n).padStart(3, "0")}`;
   };
 
-  const resolutionsFor = (given: readonly Concern[], addressed: readonly AddressedItem[], by: string): NewEvent[] => {
-    const out: NewEvent[] = [];
-    const seen = new Set<string>();
-    for (const a of addressed) {
-      const concern = given.find((c) => c.id === a.concern_id);
-      if (!concern || seen.has(concern.id)) continue;
-      seen.add(concern.id);
-      const resolution: ConcernResolution = {
-        concern_id: concern.id,
-        fingerprint: concern.fingerprint,
-        resolution_kind: a.resolution_kind,
-        note: a.note,
-        resolved_by: by,
-        resolved_at: now(),
-      };
-      out.push({ type: "ConcernAddressed", issue_id: id, resolution });
-    }
-    return out;
-  };
-  /** Concerns due here that the producer left unanswered move on to the next phase. */
-  const carry = (due: readonly Concern[], answered: readonly NewEvent[], to: Concern["must_address_by"]): NewEvent[] => {
-    const done = new Set(answered.map((e) => (e.type === "ConcernAddressed" ? e.resolution.concern_id : "")));
-    return due
-      .filter((c) => !done.has(c.id))
-      .map((c) => ({ type: "ConcernForwarded", issue_id: id, concern: { ...c, must_address_by: to }, reason: "carried" }) as NewEvent);
-  };
+  const resolutionsFor = (given: readonly Concern[], addressed: readonly AddressedItem[], by: string) => resolutionEvents(id, given, addressed, by, now);
 
   // --- ComplexityGate (once per cycle; a resumed cycle keeps its decision) ---
   if (!row.route) {
@@ -214,7 +189,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       onProgress: (progress) => deps.onProgress?.({ kind: "stage", phase: stage.phase, progress }),
     });
     const answered = resolutionsFor(due, result.addressed, stage.producer);
-    const carried = result.artifact === undefined ? [] : carry(due, answered, stage.mustAddressBy);
+    const carried = result.artifact === undefined ? [] : carryEvents(id, due, answered, stage.mustAddressBy, "carried");
     deps.events.transaction(() => {
       if (result.artifact !== undefined) {
         const content = Array.isArray(result.artifact) ? JSON.stringify(result.artifact) : result.artifact;
@@ -256,7 +231,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
         deps.events.transaction(() => {
           deps.plans.putArtifact(id, cycle, "plan", artifact);
           artifacts.plan = artifact;
-          for (const e of [...answered, ...carry(due, answered, "review")]) append(e);
+          for (const e of [...answered, ...carryEvents(id, due, answered, "review", "carried")]) append(e);
           deps.plans.save({ ...row, calls: budget.used() });
         });
       } catch (e) {
@@ -282,60 +257,12 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
 
   // --- Plan reviewer: every pending concern is a must-address constraint ---
   deps.onProgress?.({ kind: "review" });
-  const pending = deps.state(id).pending_concerns;
-  const reviewEvents: NewEvent[] = [];
-  let rejected = false;
-  const reviewConcern = (c: { severity: Concern["severity"]; category: string; concern: string; evidence?: string; human?: boolean }): Concern => {
-    const fp = fingerprint({ category: c.category, concern: c.concern });
-    const blocks = c.severity === "CRITICAL" || c.severity === "HIGH";
-    return {
-      id: concernId(fp, "review", "plan_reviewer"),
-      phase: "review",
-      stage: "plan_reviewer",
-      raised_by: "plan_reviewer",
-      severity: c.severity,
-      category: c.category,
-      concern: c.concern,
-      evidence: c.evidence ?? "",
-      // A rejecting finding goes back to the planner of the next `issue plan`; the rest to implementation.
-      must_address_by: blocks ? "plan" : "implement",
-      human_required: c.human === true,
-      fingerprint: fp,
-      raised_at: now(),
-    };
-  };
-  let answered: NewEvent[] = [];
-  try {
-    const reply = await call({ role: "plan_reviewer" }, reviewerRequest(roleContext(), pending));
-    const { findings, addressed } = parseFindings("plan_reviewer", reply.text);
-    answered = resolutionsFor(pending, addressed, "plan_reviewer");
-    for (const f of findings) {
-      const concern = reviewConcern({ severity: f.severity, category: f.dimension ?? f.category ?? "general", concern: f.concern, ...(f.evidence ? { evidence: f.evidence } : {}), human: f.human_required === true });
-      if (concern.must_address_by === "plan") rejected = true;
-      reviewEvents.push({ type: "ConcernForwarded", issue_id: id, concern, reason: "review" });
-    }
-  } catch (e) {
-    if (!BudgetExceeded.isInstance(e) && !ReplyFormatError.isInstance(e)) throw e;
-    rejected = true;
-    const why = BudgetExceeded.isInstance(e) ? "the call budget ran out before the plan reviewer could run" : `the plan reviewer's reply was unusable (${messageOf(e)})`;
-    reviewEvents.push({ type: "ConcernForwarded", issue_id: id, concern: reviewConcern({ severity: "HIGH", category: "review_unavailable", concern: `The plan was not reviewed: ${why}` }), reason: "review" });
-  }
-  // After review, what is still pending is for implementation (reviewer rejections excepted: they go back to the planner).
-  const fromReview = new Set(reviewEvents.map((e) => (e.type === "ConcernForwarded" ? e.concern.id : "")));
-  const done = new Set(answered.map((e) => (e.type === "ConcernAddressed" ? e.resolution.concern_id : "")));
-  const onward: NewEvent[] = pending
-    .filter((c) => !done.has(c.id) && !fromReview.has(c.id) && c.must_address_by !== "implement")
-    .map((c) => ({ type: "ConcernForwarded", issue_id: id, concern: { ...c, must_address_by: "implement" }, reason: "review" }));
+  const review = await reviewPlan({ issueId: id, pending: deps.state(id).pending_concerns, context: roleContext(), call, concernId, now });
   deps.events.transaction(() => {
-    for (const e of [...answered, ...reviewEvents, ...onward]) append(e);
+    for (const e of review.events) append(e);
   });
-
   const finalState = deps.state(id);
-  const criticalEscalations = new Set(
-    finalState.pending_concerns.filter((c) => c.severity === "CRITICAL" && ESCALATING_ROLES.has(c.raised_by)).map((c) => c.fingerprint),
-  );
-  const status: PlanResult["status"] =
-    finalState.pending_concerns.some((c) => c.human_required) || criticalEscalations.size >= 2 ? "hitl" : rejected ? "needs_replan" : "ready";
+  const status = planOutcome(finalState, review.rejected);
   if (status === "ready") await moveTo("dissent-ready");
   if (status === "hitl") await moveTo("dissent-hitl");
   row = { ...row, status, calls: budget.used() };
