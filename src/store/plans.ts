@@ -17,6 +17,7 @@ export interface PlanRow {
 /** Planning runs, their artifacts and the per-issue concern counter. */
 export interface PlanStore {
   get(issueId: string): PlanRow | undefined;
+  /** Saves the row; the concern counter is only ever advanced by nextConcernSeq (ids are never reused). */
   save(row: PlanRow): void;
   artifact(issueId: string, cycle: number, name: string): string | undefined;
   putArtifact(issueId: string, cycle: number, name: string, content: string): void;
@@ -32,7 +33,7 @@ export function planStore(db: Db): PlanStore {
     `INSERT INTO plans (issue_id, cycle, status, route, route_reason, calls, concern_seq, updated_at)
      VALUES (@issue_id, @cycle, @status, @route, @route_reason, @calls, @concern_seq, @updated_at)
      ON CONFLICT(issue_id) DO UPDATE SET cycle = @cycle, status = @status, route = @route, route_reason = @route_reason,
-       calls = @calls, concern_seq = @concern_seq, updated_at = @updated_at`,
+       calls = @calls, updated_at = @updated_at`,
   );
   const art = db.prepare<[string, number, string], { content: string }>("SELECT content FROM artifacts WHERE issue_id = ? AND cycle = ? AND name = ?");
   const putArt = db.prepare("INSERT OR REPLACE INTO artifacts (issue_id, cycle, name, content) VALUES (?, ?, ?, ?)");

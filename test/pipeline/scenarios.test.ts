@@ -270,3 +270,30 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
     expect(strip({ ...again, stages: [], calls: 0 })).toEqual(strip({ ...ra, stages: [], calls: 0 }));
   });
 });
+
+describe("concern ids", () => {
+  it("are never reused: every concern of an issue, across stages and cycles, has its own id", async () => {
+    let cycle = 0;
+    const w = scriptedWorld((c) => {
+      // each critic of each stage raises a concern of its own, different in every cycle
+      if (c.role !== "plan_reviewer" && c.role !== "complexity_gate" && !["discover.brief", "shape.writer", "planner", "spec.ac_generator"].includes(c.role))
+        return findings({ severity: "LOW", concern: `${c.role} remark number ${cycle}`, category: "note" });
+      if (c.role === "plan_reviewer" && cycle === 0) return findings({ severity: "HIGH", dimension: "correctness", concern: "Rejected once" });
+      // a new plan in the second cycle: its critics are asked afresh and raise new concerns
+      if (c.role === "planner") return `# Plan version ${cycle}`;
+      return agreeable(c);
+    });
+    const id = await w.newIssue("Add retries", "", ["dissent-load-bearing"]);
+    const first = await w.plan(id);
+    cycle = 1;
+    const second = await w.plan(id);
+    const ids = [...first.pending_concerns, ...second.pending_concerns].map((c) => `${c.id} ${c.fingerprint}`);
+    const byId = new Map<string, Set<string>>();
+    for (const entry of ids) {
+      const [cid, fp] = entry.split(" ") as [string, string];
+      byId.set(cid, (byId.get(cid) ?? new Set()).add(fp));
+    }
+    for (const fps of byId.values()) expect(fps.size).toBe(1);
+    expect(second.pending_concerns.length).toBeGreaterThan(first.pending_concerns.length);
+  });
+});
