@@ -122,7 +122,7 @@ async function fullIssue(delayMs) {
     plans,
     events,
     state: (i) => loadState(db, i),
-    call: (meta, request, budget) => callModel(meta, request, { ...ctx, issueId: id, budget }),
+    call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, issueId: id, budget, ...(emit ? { emit } : {}) }),
     maxCalls: 30,
   });
   const wall = performance.now() - t;

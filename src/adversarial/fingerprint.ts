@@ -10,8 +10,8 @@ const STOP_WORDS = new Set(
   (
     "a an the this that these those it its it's of for to in on at by from into onto with as " +
     "is are was were be been being am do does did doing has have had having " +
-    "and also then there here which who whom whose what where when why how " +
-    "i we you he she they me us him her them my our your his their " +
+    "and or but if because about than also then there here which who whom whose what where when why how " +
+    "i we you he she they me us him her them my our your his their itself themselves yourself ourselves " +
     "should would could can may might must shall will " +
     "very really just so such some any"
   ).split(" "),

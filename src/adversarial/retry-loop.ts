@@ -1,7 +1,8 @@
-import type { AddressedItem, Concern, Finding, MustAddressBy, StageOutcome, StagePhase, StageRun } from "../contracts/concern.js";
+import type { AddressedItem, Concern, Finding, MustAddressBy, StageOutcome, StagePhase, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, Interrupted, ProviderAuthError, ReplayMiss, messageOf } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
+import { concernIdOf } from "./concern-id.js";
 import { fingerprint } from "./fingerprint.js";
 import { tally, type Vote } from "./tally.js";
 
@@ -56,8 +57,13 @@ export interface LoopContext {
   budget?: CallBudget;
   /** Network calls and tokens used so far (the loop reports its own share of them). */
   usage?: () => { calls: number; inputTokens: number; outputTokens: number };
-  /** The id for a concern with this fingerprint raised by `role`: an existing pending one's, or a new `{PHASE}-{ROLE}-{NNN}`. */
-  concernId: (fingerprint: string, phase: string, role: string) => string;
+  /**
+   * The id for a concern with this fingerprint raised by `role`: an existing pending one's, or a new
+   * `{PHASE}-{ROLE}-{NNN}`. Defaults to a counter of this run.
+   */
+  concernId?: (fingerprint: string, phase: string, role: string) => string;
+  /** Roles named as `raised_by` when they share a concern with other critics (see TallyContext.leadRoles). */
+  leadRoles?: ReadonlySet<string>;
   now?: () => string;
   onProgress?: (p: RoundProgress) => void;
 }
@@ -65,7 +71,7 @@ export interface LoopContext {
 export interface LoopResult<A> {
   /** The last artifact produced (undefined only if no round could run). */
   artifact: A | undefined;
-  stageRun: StageRun;
+  stageRun: StageRecord;
   /** Unresolved concerns handed to `mustAddressBy`, each also a ConcernForwarded event. */
   forwarded: Concern[];
   /** Every `addressed` item the producer reported, in order. */
@@ -95,10 +101,12 @@ export class AdversarialRetryLoop<A> {
     const emit = (e: NewEvent) => ctx.emit?.(e);
     emit({ type: "AdversarialStageStarted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle });
 
+    let seq = 0;
+    const newId = ctx.concernId ?? ((_fp: string, phase: string, role: string) => concernIdOf(phase, role, ++seq));
     const ids = new Map<string, string>();
     const idFor = (fp: string, role: string) => {
       let id = ids.get(fp);
-      if (!id) ids.set(fp, (id = ctx.concernId(fp, stage.phase, role)));
+      if (!id) ids.set(fp, (id = newId(fp, stage.phase, role)));
       return id;
     };
     const raised = new Set<string>();
@@ -173,7 +181,7 @@ export class AdversarialRetryLoop<A> {
           const text = `Every critic of ${stage.stage} failed in ${allFailedInARow} consecutive rounds, so this artifact was never reviewed`;
           const fp = fingerprint({ category: "review_unavailable", concern: text });
           synthetic = {
-            id: ctx.concernId(fp, stage.phase, "council"),
+            id: newId(fp, stage.phase, "council"),
             phase: stage.phase,
             stage: stage.stage,
             raised_by: "council",
@@ -196,6 +204,7 @@ export class AdversarialRetryLoop<A> {
         phase: stage.phase,
         mustAddressBy: stage.mustAddressBy,
         criticCount: this.critics.length,
+        ...(ctx.leadRoles ? { leadRoles: ctx.leadRoles } : {}),
         idFor,
         now,
       });
@@ -232,7 +241,7 @@ export class AdversarialRetryLoop<A> {
     }
 
     const usage = ctx.usage?.() ?? usageAtStart;
-    const stageRun: StageRun = {
+    const stageRun: StageRecord = {
       stage: stage.stage,
       phase: stage.phase,
       rounds,

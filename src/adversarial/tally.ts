@@ -19,6 +19,11 @@ export interface TallyContext {
   mustAddressBy: MustAddressBy;
   /** Critics the stage has (not how many answered): the tally rule depends on it. */
   criticCount: number;
+  /**
+   * When several critics raise one concern, `raised_by` names the first of these roles among them
+   * (the pipeline passes the roles whose CRITICALs escalate to a human); otherwise the first in council order.
+   */
+  leadRoles?: ReadonlySet<string>;
   /** The id of the concern with this fingerprint first raised by `role` (stable within a stage). */
   idFor: (fingerprint: string, role: string) => string;
   now: () => string;
@@ -42,6 +47,7 @@ export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
         continue;
       }
       g.critics.add(vote.role);
+      if (ctx.leadRoles?.has(vote.role) && !ctx.leadRoles.has(g.role)) g.role = vote.role;
       if (RANK[f.severity] > RANK[g.severity]) g.severity = f.severity;
       g.human ||= f.human_required === true;
     }

@@ -60,7 +60,8 @@ export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): 
   const remove = [...change.remove, ...TRANSIENT_LABELS.filter((l) => labels.includes(l))];
   if (change.add.length || remove.length) labels = await deps.tracker.setLabels(id, { add: change.add, remove });
   const events: NewEvent[] = [];
-  if (gaps.length) events.push({ type: "ShippedWithKnownGap", issue_id: id, pr, concerns: gaps, wiki_entries: written });
+  // Recorded even with no gap: the merge itself is on the record, and "none" is an answer.
+  events.push({ type: "ShippedWithKnownGap", issue_id: id, pr, concerns: gaps, wiki_entries: written });
   if (change.add.length || remove.length) events.push({ type: "LabelChanged", issue_id: id, added: change.add, removed: remove.filter((l) => issue.labels.includes(l)), labels });
   deps.events.transaction(() => {
     for (const e of events) deps.events.append(e);

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Concern, StageRun } from "../contracts/concern.js";
+import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import { UsageError } from "../errors.js";
 import { callModel } from "../models/call.js";
 import { planIssue, type PipelineProgress, type PlanResult } from "../pipeline/plan-issue.js";
@@ -97,7 +97,7 @@ export async function issueShow(id: string, opts: Common, io: Io): Promise<numbe
       acceptance_criteria: criteria ? (JSON.parse(criteria) as string[]) : [],
       pending_concerns: state.pending_concerns,
       addressed_concerns: state.addressed_concerns,
-      stages: state.stage_history.filter((s) => s.cycle === (row?.cycle ?? 0)),
+      stages: state.stage_history.filter((s) => s.cycle === (row?.cycle ?? 0)).map(toStageRun),
       ...(issue.url ? { url: issue.url } : {}),
     };
     if (opts.json) {
@@ -161,7 +161,7 @@ export async function issuePlan(id: string, opts: Common, io: Io): Promise<numbe
         plans: planStore(rt.db),
         events: rt.events,
         state: (issueId) => loadState(rt.db, issueId),
-        call: (meta, request, budget) => callModel(meta, request, { ...ctx, budget }),
+        call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, budget, ...(emit ? { emit } : {}) }),
         maxCalls: rt.config.budget.maxCallsPerIssue,
         knownGaps: knownGapsFor(rt.config, (m) => io.stderr(`dissent: warning: ${m}\n`)),
         warn: (m) => io.stderr(`${live ? "\r\x1b[2K" : ""}dissent: warning: ${m}\n`),

@@ -94,7 +94,9 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
       if (e.code === "commander.executeSubCommandAsync") return e.exitCode;
-      io.stderr(`dissent: error: ${e.message.replace(/^error: /, "")}\n`);
+      // One line (CONTRACT §6): commander's "(Did you mean …?)" joins the message instead of following it.
+      const line = e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim();
+      io.stderr(`dissent: error: ${line}\n`);
       return 2;
     }
     return fail(e, io, verbose);

@@ -102,8 +102,9 @@ export function loadConfig(opts: LoadOptions): Config {
   const config: Config = {
     source,
     home,
-    providers: path ? (file.providers ?? {}) : DEFAULT_PROVIDERS,
-    routes: path ? (file.routes ?? {}) : DEFAULT_ROUTES,
+    // A config that names no providers (only policies, say) still runs on the built-in local defaults.
+    providers: file.providers ?? DEFAULT_PROVIDERS,
+    routes: file.routes ?? (file.providers ? {} : DEFAULT_ROUTES),
     seed: file.seed ?? 7,
     callTimeoutMs: file.call_timeout_ms ?? 120_000,
     retryBackoffMs: file.retry_backoff_ms ?? 500,

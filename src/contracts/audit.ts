@@ -15,20 +15,26 @@ export type AuditCategory = z.infer<typeof AuditCategory>;
 export const AuditSeverity = z.enum(["critical", "high", "medium", "low"]);
 export type AuditSeverity = z.infer<typeof AuditSeverity>;
 
-/** One concern raised by the challenger about the draft. */
+const lower = (v: unknown) => (typeof v === "string" ? v.trim().toLowerCase() : v);
+
+/** One concern raised by the challenger about the draft. Case of enums and a null `suggested_fix` are forgiven. */
 export const AuditConcern = z.object({
-  category: AuditCategory,
-  severity: AuditSeverity,
-  evidence: z.string(),
+  category: z.preprocess(lower, AuditCategory),
+  severity: z.preprocess(lower, AuditSeverity),
+  evidence: z.preprocess((v) => v ?? "", z.string()),
   concern: z.string().min(1),
-  suggested_fix: z.string().optional(),
+  suggested_fix: z
+    .string()
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .optional(),
 });
 export type AuditConcern = z.infer<typeof AuditConcern>;
 
 /** The challenger's structured reply (ADR-008 §2.1: "MUST produce structured JSON audit output"). */
 export const AuditReply = z.object({
-  verdict: z.enum(["pass", "needs_work"]),
-  concerns: z.array(AuditConcern).default([]),
+  verdict: z.preprocess(lower, z.enum(["pass", "needs_work"])),
+  concerns: z.preprocess((v) => v ?? [], z.array(AuditConcern)),
 });
 export type AuditReply = z.infer<typeof AuditReply>;
 

@@ -54,35 +54,52 @@ export const AddressedItem = z.object({
 });
 export type AddressedItem = z.infer<typeof AddressedItem>;
 
+/** An optional string a model may also write as null. */
+const optionalText = z
+  .string()
+  .nullish()
+  .transform((v) => v ?? undefined)
+  .optional();
+
 /** One finding of a critic, the spec judge or the plan reviewer. */
 export const Finding = z.object({
   severity: Severity,
   concern: z.string().min(1),
-  category: z.string().optional(),
-  evidence: z.string().optional(),
-  dimension: z.string().optional(),
-  human_required: z.boolean().optional(),
+  category: optionalText,
+  evidence: optionalText,
+  dimension: optionalText,
+  human_required: z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .optional(),
 });
 export type Finding = z.infer<typeof Finding>;
+
+/** An `addressed` list: items naming no valid resolution are dropped, not the whole reply with them. */
+const AddressedList = z.preprocess(
+  (v) => (Array.isArray(v) ? v.filter((item) => AddressedItem.safeParse(item).success) : v),
+  z.array(AddressedItem),
+);
 
 /** Reply of critics, `spec.judge` and `plan_reviewer`. */
 export const FindingsReply = z.object({
   findings: z.array(Finding),
-  addressed: z.array(AddressedItem).optional(),
+  addressed: AddressedList.optional(),
 });
 export type FindingsReply = z.infer<typeof FindingsReply>;
 
 /** The JSON form of a producer reply; plain markdown is accepted too. */
 export const ProducerReply = z.object({
   artifact: z.string().min(1),
-  addressed: z.array(AddressedItem).optional(),
+  addressed: AddressedList.optional(),
 });
 export type ProducerReply = z.infer<typeof ProducerReply>;
 
 /** Reply of `spec.ac_generator`. */
 export const AcceptanceCriteriaReply = z.object({
   acceptance_criteria: z.array(z.string().min(1)).min(1),
-  addressed: z.array(AddressedItem).optional(),
+  addressed: AddressedList.optional(),
 });
 export type AcceptanceCriteriaReply = z.infer<typeof AcceptanceCriteriaReply>;
 
@@ -92,7 +109,7 @@ export type StageOutcome = z.infer<typeof StageOutcome>;
 export const StagePhase = z.enum(["discover", "shape", "plan", "spec"]);
 export type StagePhase = z.infer<typeof StagePhase>;
 
-/** Metrics of one finished AdversarialRetryLoop run. */
+/** One finished stage as `issue plan --json` reports it (CONTRACT §4). */
 export const StageRun = z.object({
   stage: z.string(),
   phase: StagePhase,
@@ -103,11 +120,31 @@ export const StageRun = z.object({
   concerns_forwarded: z.number().int(),
   duration_ms: z.number(),
   calls: z.number().int(),
+});
+export type StageRun = z.infer<typeof StageRun>;
+
+/** A StageRun as the loop measures it and the event log keeps it: with tokens and its planning cycle. */
+export const StageRecord = StageRun.extend({
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
   cycle: z.number().int(),
 });
-export type StageRun = z.infer<typeof StageRun>;
+export type StageRecord = z.infer<typeof StageRecord>;
+
+/** The contract's view of a record: exactly the StageRun keys. */
+export function toStageRun(r: StageRecord): StageRun {
+  return {
+    stage: r.stage,
+    phase: r.phase,
+    rounds: r.rounds,
+    retries: r.retries,
+    outcome: r.outcome,
+    concerns_raised: r.concerns_raised,
+    concerns_forwarded: r.concerns_forwarded,
+    duration_ms: r.duration_ms,
+    calls: r.calls,
+  };
+}
 
 /** An issue's adversarial state: the fold of its events. */
 export const AdversarialState = z.object({
@@ -116,6 +153,6 @@ export const AdversarialState = z.object({
   route: z.enum(["trivial", "load_bearing"]).nullable(),
   pending_concerns: z.array(Concern),
   addressed_concerns: z.array(ConcernResolution),
-  stage_history: z.array(StageRun),
+  stage_history: z.array(StageRecord),
 });
 export type AdversarialState = z.infer<typeof AdversarialState>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CallRecord } from "./audit.js";
-import { Concern, ConcernResolution, StagePhase, StageRun } from "./concern.js";
+import { Concern, ConcernResolution, StagePhase, StageRecord } from "./concern.js";
 
 const base = {
   at: z.string(),
@@ -42,7 +42,7 @@ export const AdversarialStageCompleted = z.object({
   stage: z.string(),
   phase: StagePhase,
   cycle: z.number().int(),
-  stage_run: StageRun,
+  stage_run: StageRecord,
 });
 
 export const AdversarialRetryExhausted = z.object({

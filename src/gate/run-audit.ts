@@ -25,7 +25,7 @@ export interface RunAuditOptions {
   signal?: AbortSignal;
   /** Receives a ModelCall event per call. */
   onEvent?: (event: NewEvent) => void;
-  /** Receives the one-line warning when the challenger fails open. */
+  /** Receives the one-line warning when the challenger fails open (default: a Node process warning, never silent). */
   onWarning?: (message: string) => void;
 }
 
@@ -47,6 +47,9 @@ export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
   };
   return auditGate(
     { prompt: opts.prompt, constraints: opts.constraints ?? [], policies: opts.policies ?? [], audit: opts.audit ?? true },
-    { call: (meta, request) => callModel(meta, request, ctx), ...(opts.onWarning ? { warn: opts.onWarning } : {}) },
+    {
+      call: (meta, request) => callModel(meta, request, ctx),
+      warn: opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_CHALLENGER_FAILED" })),
+    },
   );
 }

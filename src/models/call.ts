@@ -39,6 +39,9 @@ export function requestKey(target: ModelTarget, request: ModelRequest, seed: num
   );
 }
 
+/** The longest Retry-After a call waits out; beyond it the call fails rather than retry early. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
 /** Thrown by one target after its retries, carrying the classification. */
 class AttemptsFailed extends Error {
   constructor(
@@ -76,8 +79,10 @@ function rawJsonOutput(schema: ReplySchema, mode: ModelTarget["structured"]): Ou
   };
 }
 
-async function generateOnce(target: ModelTarget, request: ModelRequest, seed: number, signal: AbortSignal): Promise<CachedReply> {
-  const [{ generateText }, model] = await Promise.all([import("ai"), target.load()]);
+type Generate = (typeof import("ai"))["generateText"];
+type Model = Awaited<ReturnType<ModelTarget["load"]>>;
+
+async function generateOnce(generateText: Generate, model: Model, target: ModelTarget, request: ModelRequest, seed: number, signal: AbortSignal): Promise<CachedReply> {
   const structured = request.schema !== undefined && target.structured !== "prompt";
   const result = await generateText({
     model,
@@ -104,17 +109,23 @@ async function generateOnce(target: ModelTarget, request: ModelRequest, seed: nu
 
 async function withRetries(target: ModelTarget, request: ModelRequest, ctx: CallContext): Promise<{ reply: CachedReply; attempts: number }> {
   const sleep = ctx.sleep ?? defaultSleep;
+  // Loaded before the clock starts: call_timeout_ms bounds each attempt at the model, not our imports.
+  const [{ generateText }, model] = await Promise.all([import("ai"), target.load()]);
   for (let attempt = 0; ; attempt++) {
     const timeout = AbortSignal.timeout(ctx.timeoutMs);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
     try {
-      return { reply: await generateOnce(target, request, ctx.seed, signal), attempts: attempt + 1 };
+      return { reply: await generateOnce(generateText, model, target, request, ctx.seed, signal), attempts: attempt + 1 };
     } catch (e) {
       if (ctx.signal?.aborted) throw new Interrupted("interrupted");
       const failure = classify(e, timeout.aborted);
-      if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries) throw new AttemptsFailed(failure, attempt + 1);
-      const wait = failure.retryAfterMs ?? ctx.backoffMs * 2 ** attempt;
-      await sleep(Math.min(wait, 60_000), ctx.signal);
+      // A Retry-After longer than a minute is honoured by not retrying early: the call fails, saying so.
+      const tooLong = failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
+      if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries || tooLong) {
+        if (tooLong) failure.detail += ` (the server asks to retry after ${Math.round((failure.retryAfterMs ?? 0) / 1000)} s)`;
+        throw new AttemptsFailed(failure, attempt + 1);
+      }
+      await sleep(failure.retryAfterMs ?? ctx.backoffMs * 2 ** attempt, ctx.signal);
     }
   }
 }

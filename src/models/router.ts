@@ -36,10 +36,12 @@ function apiKey(name: string, p: ProviderConfig, env: Record<string, string | un
   return key || undefined;
 }
 
-function loader(name: string, p: ProviderConfig, model: string, key: string | undefined): () => Promise<LanguageModel> {
+function loader(name: string, p: ProviderConfig, model: string, getKey: () => string | undefined): () => Promise<LanguageModel> {
   let made: LanguageModel | undefined;
   return async () => {
     if (made) return made;
+    // The key is needed only to reach the provider: a replay, or a secondary never tried, asks for none.
+    const key = getKey();
     switch (p.type) {
       case "openai-compatible": {
         const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
@@ -88,8 +90,10 @@ export function configRouter(config: Config, env: Record<string, string | undefi
       const names = Object.keys(config.providers);
       throw new ConfigError(`${where} names unknown provider '${provider}' (configured: ${names.length ? names.join(", ") : "none"})`);
     }
-    const key = apiKey(provider, p, env, config.source);
-    if (key) secrets.add(key);
+    // Known keys are redacted from every message, whether or not this target is ever loaded.
+    const keyEnv = p.api_key_env ?? DEFAULT_KEY_ENV[p.type];
+    const present = keyEnv ? env[keyEnv] : undefined;
+    if (present) secrets.add(present);
     const t: ModelTarget = {
       provider,
       model,
@@ -98,7 +102,7 @@ export function configRouter(config: Config, env: Record<string, string | undefi
       structured: p.type === "anthropic" ? "prompt" : p.structured_outputs === false ? "json_object" : "json_schema",
       ...(p.api_key_env ?? DEFAULT_KEY_ENV[p.type] ? { keyHint: p.api_key_env ?? DEFAULT_KEY_ENV[p.type] } : {}),
       ...(hints.unreachable ? { unreachableHint: hints.unreachable } : {}),
-      load: loader(provider, p, model, key),
+      load: loader(provider, p, model, () => apiKey(provider, p, env, config.source)),
     };
     targets.set(memo, t);
     return t;
@@ -146,7 +150,9 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
       if (!t) {
         const provider = typeof m === "string" ? "gateway" : m.provider;
         const modelId = typeof m === "string" ? m : m.modelId;
-        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured: "json_schema", load: async () => m };
+        // Anthropic's SDK turns a JSON response format into a forced tool: ask by prompt instead (no tools, ever).
+        const structured = provider.startsWith("anthropic") ? "prompt" : "json_schema";
+        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, load: async () => m };
         targets.set(r, t);
       }
       return { primary: t };

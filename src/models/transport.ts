@@ -8,7 +8,7 @@ export type FailureKind =
   | "server"
   /** HTTP 429 without a quota message: retry honouring Retry-After, no fallback */
   | "rate_limited"
-  /** 401, 403, insufficient quota: never retried, never soft-failed */
+  /** 401, 402, 403, insufficient quota: never retried, never soft-failed */
   | "auth"
   /** anything else (other 4xx, malformed response): not retried */
   | "fatal";
@@ -73,7 +73,7 @@ export function classify(e: unknown, timedOut: boolean): Classified {
   const detail = err.message || String(e);
   if (status !== undefined) {
     const body = `${err.responseBody ?? ""} ${detail}`;
-    if (status === 401 || status === 403) return { kind: "auth", status, detail };
+    if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
     if (status === 429 && QUOTA.test(body)) return { kind: "auth", status, detail };
     if (status === 429) return { kind: "rate_limited", status, retryAfterMs: retryAfterMs(err.responseHeaders), detail };
     if (status === 408) return { kind: "timeout", status, detail };

@@ -35,13 +35,17 @@ export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): G
   return undefined;
 }
 
-/** Reads the model's one-word answer; undefined when it is not clearly one of the two. */
+/**
+ * Reads the model's one-word answer: exactly TRIVIAL or LOAD-BEARING (any case, quotes, markdown
+ * emphasis or a full stop around it). Anything else — "Not trivial.", a sentence — is doubt: undefined.
+ */
 export function parseGateReply(text: string): "trivial" | "load_bearing" | undefined {
-  const answer = stripThink(text).toUpperCase();
-  const heavy = /\bLOAD[\s_-]?BEARING\b/.test(answer);
-  const light = /\bTRIVIAL\b/.test(answer);
-  if (heavy) return "load_bearing";
-  return light ? "trivial" : undefined;
+  const word = stripThink(text)
+    .trim()
+    .replace(/^[\s*_`"'“”‘’]+|[\s*_`"'“”‘’.!]+$/g, "")
+    .toUpperCase();
+  if (/^LOAD[\s_-]?BEARING$/.test(word)) return "load_bearing";
+  return word === "TRIVIAL" ? "trivial" : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { AdversarialRetryLoop, type Critic, type RoundProgress } from "../adversarial/retry-loop.js";
 import { callBudget, type IssueBudget } from "../adversarial/budget.js";
-import type { AddressedItem, AdversarialState, Concern, StageRun } from "../contracts/concern.js";
+import { concernIdOf } from "../adversarial/concern-id.js";
+import { toStageRun, type AddressedItem, type AdversarialState, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, RunError, messageOf } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
@@ -22,7 +23,7 @@ import {
 } from "./roles.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { planOutcome, reviewPlan } from "./review.js";
-import { STAGES, type ArtifactName, type PipelineStage } from "./stages.js";
+import { ESCALATING_ROLES, STAGES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** Known gaps from the wiki for the assumption surfacer (CONTRACT §4 carryover). */
 export interface KnownGaps {
@@ -34,7 +35,7 @@ export interface KnownGaps {
 export type PipelineProgress =
   | { kind: "gate" }
   | { kind: "stage"; phase: string; progress: RoundProgress }
-  | { kind: "stage-done"; run: StageRun }
+  | { kind: "stage-done"; run: StageRecord }
   | { kind: "review" };
 
 /** The driver's ports: tracker, stores, the model door and the wiki. */
@@ -43,8 +44,8 @@ export interface PlanIssueDeps {
   plans: PlanStore;
   events: EventLog;
   state: (issueId: string) => AdversarialState;
-  /** The one model door, bound to this issue; `budget` is the cycle's ceiling. */
-  call: (meta: CallMeta, request: ModelRequest, budget: CallBudget) => Promise<ModelReply>;
+  /** The one model door, bound to this issue; `budget` is the cycle's ceiling; `emit`, if given, receives the call's events instead of the log. */
+  call: (meta: CallMeta, request: ModelRequest, budget: CallBudget, emit?: (event: NewEvent) => void) => Promise<ModelReply>;
   maxCalls: number;
   knownGaps?: (text: string) => KnownGaps | undefined;
   onProgress?: (p: PipelineProgress) => void;
@@ -89,8 +90,8 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   const budget: IssueBudget = callBudget(deps.maxCalls, row.calls, () => deps.plans.addCall(id));
   const usedAtStart = budget.used();
   const tokens = { input: 0, output: 0 };
-  const call = async (meta: CallMeta, request: ModelRequest) => {
-    const reply = await deps.call(meta, request, budget);
+  const call = async (meta: CallMeta, request: ModelRequest, emit?: (event: NewEvent) => void) => {
+    const reply = await deps.call(meta, request, budget, emit);
     tokens.input += reply.record.input_tokens;
     tokens.output += reply.record.output_tokens;
     return reply;
@@ -114,12 +115,15 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   const concernId = (fp: string, phase: string, role: string) => {
     const known = deps.state(id).pending_concerns.find((c) => c.fingerprint === fp);
     if (known) return known.id;
-    const n = deps.plans.nextConcernSeq(id);
-    const r = (role.split(".").pop() ?? role).toUpperCase().replace(/[^A-Z0-9]+/g, "_");
-    return `${phase.toUpperCase()}-${r}-${String(n).padStart(3, "0")}`;
+    return concernIdOf(phase, role, deps.plans.nextConcernSeq(id));
   };
 
   const resolutionsFor = (given: readonly Concern[], addressed: readonly AddressedItem[], by: string) => resolutionEvents(id, given, addressed, by, now);
+  // A concern a person resolved by hand is settled: raised again (say, from the cache in a later cycle), it is not pending again.
+  const notHumanResolved = (e: NewEvent) => {
+    if (e.type !== "ConcernForwarded") return true;
+    return !deps.state(id).addressed_concerns.some((r) => r.resolved_by === "human" && r.fingerprint === e.concern.fingerprint);
+  };
 
   // --- ComplexityGate (once per cycle; a resumed cycle keeps its decision) ---
   if (!row.route) {
@@ -142,7 +146,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     artifacts: { ...artifacts, ...(artifacts.acceptance_criteria ? { acceptance_criteria: renderCriteria(criteria()) } : {}) },
   });
 
-  const runStage = async (stage: PipelineStage): Promise<StageRun> => {
+  const runStage = async (stage: PipelineStage): Promise<StageRecord> => {
     const due = deps.state(id).pending_concerns.filter((c) => c.must_address_by === stage.phase);
     const isCriteria = stage.artifact === "acceptance_criteria";
     const render = (a: string | string[]) => (Array.isArray(a) ? JSON.stringify({ acceptance_criteria: a }) : a);
@@ -162,14 +166,23 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       const { artifact, addressed } = parseProducer(stage.producer, reply.text);
       return { artifact: artifact as string | string[], addressed };
     };
+    // Critics answer in parallel, in whatever order; their ModelCall events are logged in council
+    // order once the round is tallied, so identical inputs give identical event logs.
+    const roundCalls = new Map<string, NewEvent[]>();
+    const flushRound = () => {
+      for (const role of stage.critics) for (const e of roundCalls.get(role) ?? []) append(e);
+      roundCalls.clear();
+    };
     const critics: Critic<string | string[]>[] = stage.critics.map((role) => ({
       role,
       review: async (artifact, round) => {
         const text = Array.isArray(artifact) ? renderCriteria(artifact) : artifact;
         const known = role === "assumption_surfacer" ? gaps : undefined;
+        const sink = (e: NewEvent) => void roundCalls.set(role, [...(roundCalls.get(role) ?? []), e]);
         const reply = await call(
           { role, stage: stage.stage, round, ...(known ? { wikiEntries: known.ids } : {}) },
           criticRequest(role, roleContext(), stage.criticInputs, { name: stage.artifact, text }, known?.text),
+          sink,
         );
         return parseFindings(role, reply.text).findings;
       },
@@ -178,16 +191,25 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     // Everything but the start of a stage lands in one transaction with its artifact: a kill mid-stage redoes the stage whole.
     const buffered: NewEvent[] = [];
     const loop = new AdversarialRetryLoop<string | string[]>(producer, critics);
-    const result = await loop.run(stage, {
-      issueId: id,
-      cycle,
-      emit: (e) => (e.type === "AdversarialStageStarted" ? void append(e) : void buffered.push(e)),
-      budget,
-      usage: () => ({ calls: budget.used(), inputTokens: tokens.input, outputTokens: tokens.output }),
-      concernId,
-      now,
-      onProgress: (progress) => deps.onProgress?.({ kind: "stage", phase: stage.phase, progress }),
-    });
+    let result: Awaited<ReturnType<typeof loop.run>>;
+    try {
+      result = await loop.run(stage, {
+        issueId: id,
+        cycle,
+        emit: (e) => (e.type === "AdversarialStageStarted" ? void append(e) : void buffered.push(e)),
+        budget,
+        usage: () => ({ calls: budget.used(), inputTokens: tokens.input, outputTokens: tokens.output }),
+        concernId,
+        leadRoles: ESCALATING_ROLES,
+        now,
+        onProgress: (progress) => {
+          if (progress.step === "tallied") flushRound();
+          deps.onProgress?.({ kind: "stage", phase: stage.phase, progress });
+        },
+      });
+    } finally {
+      flushRound(); // an aborted round's calls are still on the record
+    }
     const answered = resolutionsFor(due, result.addressed, stage.producer);
     const carried = result.artifact === undefined ? [] : carryEvents(id, due, answered, stage.mustAddressBy, "carried");
     deps.events.transaction(() => {
@@ -196,7 +218,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
         deps.plans.putArtifact(id, cycle, stage.artifact, content);
         artifacts[stage.artifact] = content;
       }
-      for (const e of [...answered, ...carried, ...buffered]) append(e);
+      for (const e of [...answered, ...carried, ...buffered].filter(notHumanResolved)) append(e);
       deps.plans.save({ ...row, calls: budget.used() });
     });
     deps.onProgress?.({ kind: "stage-done", run: result.stageRun });
@@ -249,9 +271,10 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   }
 
   if (artifacts.plan === undefined) {
-    deps.plans.save({ ...row, calls: budget.used() });
+    // The cycle is over: the next `issue plan` starts a new one (what was already asked is in the cache, free).
+    deps.plans.save({ ...row, status: "budget", calls: budget.used() });
     throw new RunError(
-      `no plan could be made for issue ${id}: the call budget of ${budget.max} model calls ran out before the planner finished (raise budget.max_calls_per_issue, then run dissent issue plan ${id} again to resume)`,
+      `no plan could be made for issue ${id}: the call budget of ${budget.max} model calls ran out before the planner finished (${budget.used()} used); raise budget.max_calls_per_issue and run dissent issue plan ${id} again (replies already received come from the cache)`,
     );
   }
 
@@ -259,7 +282,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   deps.onProgress?.({ kind: "review" });
   const review = await reviewPlan({ issueId: id, pending: deps.state(id).pending_concerns, context: roleContext(), call, concernId, now });
   deps.events.transaction(() => {
-    for (const e of review.events) append(e);
+    for (const e of review.events.filter(notHumanResolved)) append(e);
   });
   const finalState = deps.state(id);
   const status = planOutcome(finalState, review.rejected);
@@ -276,7 +299,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     plan: artifacts.plan,
     acceptance_criteria: criteria(),
     pending_concerns: finalState.pending_concerns,
-    stages: finalState.stage_history.filter((s) => s.cycle === cycle),
+    stages: finalState.stage_history.filter((s) => s.cycle === cycle).map(toStageRun),
     labels,
     calls: budget.used() - usedAtStart,
   };

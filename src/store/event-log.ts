@@ -43,7 +43,8 @@ export function sqliteEventLog(db: Db, hooks: AppendHook[] = [], clock: () => Da
   };
   return {
     append(input) {
-      const event = { ...input, at: clock().toISOString() } as DissentEvent;
+      const { type, ...rest } = input;
+      const event = { type, at: clock().toISOString(), ...rest } as DissentEvent; // {"type", "at", "issue_id", …}
       write(event);
       if (depth > 0) queued.push(event);
       else notify([event]);

@@ -1,7 +1,10 @@
 import type { Db } from "./db.js";
 
-/** Where an issue's planning stands. `planning` means a cycle is under way (or was interrupted). */
-export type PlanStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "fixed";
+/**
+ * Where an issue's planning stands. `planning` means a cycle is under way (or was interrupted:
+ * the next `issue plan` resumes it); `budget` means a cycle ended with no plan (the next starts afresh).
+ */
+export type PlanStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
 
 export interface PlanRow {
   issue_id: string;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { callBudget, type IssueBudget } from "../../src/adversarial/budget.js";
 import { fingerprint } from "../../src/adversarial/fingerprint.js";
 import { AdversarialRetryLoop, MAX_RETRIES, type Critic, type LoopContext, type Producer, type RoundInput, type StageSpec } from "../../src/adversarial/retry-loop.js";
-import { Concern, StageRun, type Finding, type Severity } from "../../src/contracts/concern.js";
+import { Concern, StageRecord as StageRun, type Finding, type Severity } from "../../src/contracts/concern.js";
 import { DissentEvent, type NewEvent } from "../../src/contracts/events.js";
 import { ProviderAuthError } from "../../src/errors.js";
 import { memoryDb } from "../../src/store/db.js";

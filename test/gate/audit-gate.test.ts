@@ -83,3 +83,23 @@ describe("auditGate", () => {
     await expect(auditGate(input, { call })).rejects.toThrow("executor down");
   });
 });
+
+describe("auditGate: what models really write", () => {
+  it("forgives upper-case enums, a null suggested_fix and null concerns: the audit still counts", async () => {
+    const sloppy = JSON.stringify({
+      verdict: "NEEDS_WORK",
+      concerns: [{ category: "Factual_Risk", severity: "HIGH", evidence: "100 °C", concern: "Depends on pressure.", suggested_fix: null }],
+    });
+    const { call } = fakeCall({ executor: DRAFT, challenger: sloppy, revision: "revised" });
+    const r = await auditGate(input, { call });
+    expect(r.audit_meta).toMatchObject({ challenger_status: "ok", audit_verdict: "needs_work", concerns: 1, revised: true });
+    const { call: call2 } = fakeCall({ executor: DRAFT, challenger: JSON.stringify({ verdict: "pass", concerns: null }) });
+    expect((await auditGate(input, { call: call2 })).audit_meta).toMatchObject({ challenger_status: "ok", audit_verdict: "pass" });
+  });
+
+  it("a configuration error at the challenger is the user's to fix (it propagates), not a challenger failure", async () => {
+    const { ConfigError } = await import("../../src/errors.js");
+    const { call } = fakeCall({ executor: DRAFT, challenger: new ConfigError("provider 'openai' needs an API key: set OPENAI_API_KEY") });
+    await expect(auditGate(input, { call })).rejects.toSatisfy((e) => ConfigError.isInstance(e));
+  });
+});

@@ -121,6 +121,23 @@ describe("callModel: retries (CONTRACT §2: at most 2, with backoff, honouring R
     expect(sleeps).toEqual([3000]);
   });
 
+  it("a Retry-After beyond a minute is honoured by not retrying early: the call fails and says when to retry", async () => {
+    const m = scriptedModel("m1", [apiError(429, "slow down", { "retry-after": "120" }), "too early"]);
+    const { ctx, sleeps } = harness({ primary: target(m, "primary") });
+    const err = await callModel({ role: "executor" }, REQUEST, ctx).catch((e: unknown) => e);
+    expect(ProviderError.isInstance(err)).toBe(true);
+    expect((err as Error).message).toContain("retry after 120 s");
+    expect(sleeps).toEqual([]);
+    expect(m.doGenerateCalls).toHaveLength(1);
+  });
+
+  it("a 402 (payment required) is a quota error: not retried, not soft-failed", async () => {
+    const m = scriptedModel("m1", [apiError(402, "insufficient balance"), "ok"]);
+    const { ctx } = harness({ primary: target(m, "primary") });
+    expect(ProviderAuthError.isInstance(await callModel({ role: "executor" }, REQUEST, ctx).catch((e: unknown) => e))).toBe(true);
+    expect(m.doGenerateCalls).toHaveLength(1);
+  });
+
   it("does not retry a 401 and throws ProviderAuthError naming the key's variable", async () => {
     const m = scriptedModel("m1", [apiError(401, "Incorrect API key")]);
     const t = { ...target(m, "primary"), keyHint: "MAIN_KEY" };

@@ -297,3 +297,41 @@ describe("concern ids", () => {
     expect(second.pending_concerns.length).toBeGreaterThan(first.pending_concerns.length);
   });
 });
+
+describe("decisions a person made stay made", () => {
+  it("a human_required concern resolved by hand does not escalate again when the next plan raises it anew", async () => {
+    const w = scriptedWorld((c) =>
+      c.role === "shape.product_strategist"
+        ? findings({ severity: "MEDIUM", concern: "Whether free users get retries is a pricing decision", category: "product", human_required: true })
+        : agreeable(c),
+    );
+    const id = await w.newIssue("Add retries", "", ["dissent-load-bearing"]);
+    const first = await w.plan(id);
+    expect(first.status).toBe("hitl");
+    const concern = first.pending_concerns.find((c) => c.human_required);
+    const { resolveConcern } = await import("../../src/carryover/merge.js");
+    const { loadState } = await import("../../src/store/state.js");
+    resolveConcern(id, concern?.id ?? "", "deferred", "free users get retries too", { events: w.events, state: (i) => loadState(w.db, i) });
+    const second = await w.plan(id);
+    expect(second.status).toBe("ready");
+    expect(second.pending_concerns.some((c) => c.human_required)).toBe(false);
+  });
+});
+
+describe("determinism of the event log", () => {
+  it("critics' ModelCall events are logged in council order, however the replies race", async () => {
+    // the first critic of the council answers last
+    const slowFirst = scriptedWorld(async (c) => {
+      if (c.role === "assumption_surfacer") await new Promise((r) => setTimeout(r, 50));
+      return agreeable(c);
+    });
+    const id = await slowFirst.newIssue("Add retries", "", ["dissent-load-bearing"]);
+    await slowFirst.plan(id);
+    const answered = slowFirst.calls.filter((c) => c.role.startsWith("discovery.") || c.role === "assumption_surfacer").map((c) => c.role);
+    expect(answered.indexOf("assumption_surfacer")).toBe(0); // it was asked first …
+    const order = slowFirst
+      .eventsOf(id)
+      .flatMap((e) => (e.type === "ModelCall" && e.stage === "discovery_council" && e.round === 1 ? [e.role] : []));
+    expect(order).toEqual(["discover.brief", "assumption_surfacer", "discovery.problem_sharpener", "discovery.existing_solution_hunter", "discovery.cheapest_test_advocate"]);
+  });
+});

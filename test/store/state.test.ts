@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AdversarialState, Concern, ConcernResolution, StageRun } from "../../src/contracts/concern.js";
+import type { AdversarialState, Concern, ConcernResolution, StageRecord as StageRun } from "../../src/contracts/concern.js";
 import type { NewEvent } from "../../src/contracts/events.js";
 import { memoryDb, type Db } from "../../src/store/db.js";
 import { sqliteEventLog, type EventLog } from "../../src/store/event-log.js";

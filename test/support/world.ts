@@ -29,7 +29,7 @@ export interface SeenCall {
 }
 
 /** A reply: text, or an Error to throw (a failing model). */
-export type Script = (call: SeenCall) => string | Error;
+export type Script = (call: SeenCall) => string | Error | Promise<string | Error>;
 
 function textOf(options: LanguageModelV3CallOptions): { system: string; messages: { role: string; text: string }[] } {
   let system = "";
@@ -102,7 +102,7 @@ export function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGa
         const { system, messages } = textOf(options);
         const seen: SeenCall = { role, n, system, messages, prompt: messages.map((m) => m.text).join("\n\n") };
         calls.push(seen);
-        const out = script(seen);
+        const out = await script(seen);
         if (out instanceof Error) throw out;
         return reply(out);
       },
@@ -135,7 +135,7 @@ export function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGa
         plans,
         events: log,
         state: (issueId) => loadState(db, issueId),
-        call: (meta, request, budget) => callModel(meta, request, { ...ctx, issueId: id, budget }),
+        call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, issueId: id, budget, ...(emit ? { emit } : {}) }),
         maxCalls: opts.maxCalls ?? 30,
         ...(opts.knownGaps ? { knownGaps: opts.knownGaps } : {}),
         ...overrides,
