@@ -32,7 +32,7 @@ export interface TallyContext {
 const RANK: Record<Severity, number> = { CRITICAL: 4, HIGH: 3, MEDIUM: 2, LOW: 1 };
 
 /**
- * The council tally (CONTRACT §4). With two or more critics: any CRITICAL blocks; a HIGH
+ * The council tally (CONTRACT §4). With two or more critics, any CRITICAL blocks; a HIGH
  * blocks when two or more critics raise the same concern (same fingerprint); a lone HIGH
  * is kept as MEDIUM. With one critic, any CRITICAL or HIGH blocks. Nothing is dropped.
  */

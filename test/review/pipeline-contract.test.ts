@@ -44,7 +44,7 @@ describe("outcome rule: hitl (CONTRACT §4)", () => {
   });
 });
 
-describe("ComplexityGate: any doubt → load_bearing (CONTRACT §4)", () => {
+describe("ComplexityGate — any doubt → load_bearing (CONTRACT §4)", () => {
   it("a model answering 'Not trivial.' is not routed trivial", async () => {
     w.handler = (role) => (role === "complexity_gate" ? "Not trivial." : undefined);
     await w.run("issue", "new", "--title", "Let people pick a display name");
