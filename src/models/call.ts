@@ -107,10 +107,19 @@ async function generateOnce(generateText: Generate, model: Model, target: ModelT
   };
 }
 
-async function withRetries(target: ModelTarget, request: ModelRequest, ctx: CallContext): Promise<{ reply: CachedReply; attempts: number }> {
-  const sleep = ctx.sleep ?? defaultSleep;
-  // Loaded before the clock starts: call_timeout_ms bounds each attempt at the model, not our imports.
+/** The SDK and the target's model, loaded before any clock or budget starts: call_timeout_ms bounds the model, not our imports. */
+async function prepare(target: ModelTarget): Promise<{ generateText: Generate; model: Model }> {
   const [{ generateText }, model] = await Promise.all([import("ai"), target.load()]);
+  return { generateText, model };
+}
+
+async function withRetries(
+  { generateText, model }: { generateText: Generate; model: Model },
+  target: ModelTarget,
+  request: ModelRequest,
+  ctx: CallContext,
+): Promise<{ reply: CachedReply; attempts: number }> {
+  const sleep = ctx.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
     const timeout = AbortSignal.timeout(ctx.timeoutMs);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
@@ -200,10 +209,11 @@ export async function callModel(meta: CallMeta, request: ModelRequest, ctx: Call
   if (ctx.cacheMode !== "replay") {
     for (const [i, target] of targets.entries()) {
       const key = keys[i] as string;
+      const loaded = await prepare(target); // a missing API key fails here, before the budget is touched
       const started = performance.now();
       ctx.budget?.take();
       try {
-        const { reply, attempts } = await withRetries(target, request, ctx);
+        const { reply, attempts } = await withRetries(loaded, target, request, ctx);
         if (ctx.cache && ctx.cacheMode === "use") ctx.cache.put(key, reply, { provider: target.provider, model: target.model });
         return { text: reply.text, record: record(target, key, started, reply, false, { attempts }), requestHash: key };
       } catch (e) {
