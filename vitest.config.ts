@@ -7,5 +7,7 @@ export default defineConfig({
     hookTimeout: 30_000,
     // e2e tests spawn the CLI; two cores, so keep the fan-out modest.
     maxWorkers: 2,
+    // One PostgreSQL for the run, started only if a test calls freshDatabase().
+    globalSetup: ["test/support/pg-global-setup.ts"],
   },
 });

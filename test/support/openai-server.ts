@@ -32,6 +32,15 @@ export interface Reply {
   /** Drop the connection without answering. */
   destroy?: boolean;
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** The `finish_reason` to report (default "stop"), e.g. "length" for a reply cut off at the token limit. */
+  finishReason?: string;
+  /** Streamed replies only: stop the stream after the content, with no finish reason and no `[DONE]` (a dropped stream). */
+  cutStream?: boolean;
+  /**
+   * Non-streamed replies only: send the 200 status, the headers and the first N bytes of the JSON
+   * body, then reset the connection (a connection reset mid-body).
+   */
+  resetAfterBytes?: number;
 }
 
 export type Handler = (req: ChatRequest, index: number) => Reply | Promise<Reply>;
@@ -43,7 +52,7 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-function sse(res: ServerResponse, model: string, content: string, usage: Reply["usage"]) {
+function sse(res: ServerResponse, model: string, content: string, usage: Reply["usage"], finishReason = "stop", cut = false) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const id = "chatcmpl-test";
   const pieces = content.match(/[\s\S]{1,7}/g) ?? [""];
@@ -51,7 +60,11 @@ function sse(res: ServerResponse, model: string, content: string, usage: Reply["
   for (const p of pieces) {
     res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`);
   }
-  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+  if (cut) {
+    res.end();
+    return;
+  }
+  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] })}\n\n`);
   res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: usage?.prompt_tokens ?? 11, completion_tokens: usage?.completion_tokens ?? 7, total_tokens: (usage?.prompt_tokens ?? 11) + (usage?.completion_tokens ?? 7) } })}\n\n`);
   res.end("data: [DONE]\n\n");
 }
@@ -93,25 +106,37 @@ export async function startOpenAIServer(handler: Handler): Promise<FakeOpenAI> {
     }
     const content = reply.content ?? "";
     if (request.body.stream || reply.sse) {
-      sse(res, request.body.model, content, reply.usage);
+      sse(res, request.body.model, content, reply.usage, reply.finishReason, reply.cutStream);
+      return;
+    }
+    const body =
+      reply.raw ??
+      JSON.stringify({
+        id: "chatcmpl-test",
+        object: "chat.completion",
+        created: 1,
+        model: request.body.model,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: reply.finishReason ?? "stop" }],
+        usage: {
+          prompt_tokens: reply.usage?.prompt_tokens ?? 11,
+          completion_tokens: reply.usage?.completion_tokens ?? 7,
+          total_tokens: (reply.usage?.prompt_tokens ?? 11) + (reply.usage?.completion_tokens ?? 7),
+        },
+      });
+    if (reply.resetAfterBytes !== undefined) {
+      const bytes = Buffer.from(body, "utf8");
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(bytes.length), ...reply.headers });
+      res.write(bytes.subarray(0, reply.resetAfterBytes));
+      // Let the headers and the partial body reach the client, then reset the connection.
+      setTimeout(() => {
+        const socket = req.socket as import("node:net").Socket & { resetAndDestroy?: () => void };
+        if (socket.resetAndDestroy) socket.resetAndDestroy();
+        else socket.destroy();
+      }, 50);
       return;
     }
     res.writeHead(200, { "content-type": "application/json", ...reply.headers });
-    res.end(
-      reply.raw ??
-        JSON.stringify({
-          id: "chatcmpl-test",
-          object: "chat.completion",
-          created: 1,
-          model: request.body.model,
-          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: {
-            prompt_tokens: reply.usage?.prompt_tokens ?? 11,
-            completion_tokens: reply.usage?.completion_tokens ?? 7,
-            total_tokens: (reply.usage?.prompt_tokens ?? 11) + (reply.usage?.completion_tokens ?? 7),
-          },
-        }),
-    );
+    res.end(body);
   });
   server.on("connection", (s) => {
     sockets.add(s);

@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { bench10, small8b, startRealisticDouble, type RealisticDouble } from "../support/double/index.js";
+import { challengerBody, chat, complexityBody, criticBody, executorBody, producerBody, reviewerBody, type Body } from "../support/double/client.js";
+
+const open: RealisticDouble[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((d) => d.close()));
+});
+
+async function double(seed: number, quirks = small8b): Promise<RealisticDouble> {
+  const d = await startRealisticDouble({ seed, quirks: { ...quirks, serial: false }, scenario: bench10 });
+  open.push(d);
+  return d;
+}
+
+/** A request of every kind, about issues with defects in every stage. */
+function sequence(): Body[] {
+  const bodies: Body[] = [];
+  for (const issue of bench10.list) {
+    bodies.push(complexityBody(issue), producerBody("discover.brief", issue), producerBody("planner", issue));
+    for (const role of ["plan.risk_skeptic", "plan.builder", "plan.tester", "assumption_surfacer"]) {
+      bodies.push(criticBody(role, issue, { name: "plan", text: `# Plan\n\n## Steps\n- ${issue.defects.map((d) => d.line).join("\n- ")}` }));
+    }
+    bodies.push(reviewerBody(issue, "# Plan\n\n## Steps\n- Do it.", ["It works."], []));
+  }
+  bodies.push(executorBody("How do I rotate my API keys?"), challengerBody("How do I rotate my API keys?", "Rotate them in the console. It takes one minute."));
+  return bodies;
+}
+
+describe("determinism", () => {
+  test("the same seed and the same requests give the same bytes, quirks and faults included", async () => {
+    const a = await double(11);
+    const b = await double(11);
+    const bodies = sequence();
+    for (const body of bodies) {
+      const [x, y] = [await chat(a.url, body), await chat(b.url, body)];
+      expect(y.raw).toBe(x.raw);
+    }
+  });
+
+  test("an identical request to the same double gets the same reply", async () => {
+    const d = await double(5, { ...small8b, truncate: 0, emptyReply: 0 });
+    for (const body of sequence().slice(0, 12)) {
+      const first = await chat(d.url, body);
+      const again = await chat(d.url, body);
+      expect(again.content).toBe(first.content);
+    }
+  });
+
+  test("another seed changes the quirks drawn", async () => {
+    const a = await double(1);
+    const b = await double(2);
+    let differ = 0;
+    for (const body of sequence()) if ((await chat(a.url, body)).raw !== (await chat(b.url, body)).raw) differ++;
+    expect(differ).toBeGreaterThan(10);
+  });
+});

@@ -1,0 +1,91 @@
+import { readDataBlocks, type DataBlock } from "../../../src/prompting/data-block.js";
+import type { ChatRequest } from "../openai-server.js";
+import { canonicalJson } from "../../../src/hash.js";
+import { hashOf } from "./prng.js";
+import { tryJson } from "./text.js";
+
+export const EXEC_MODEL = "exec-model";
+export const CHAL_MODEL = "chal-model";
+export const PRODUCERS = ["discover.brief", "shape.writer", "planner"] as const;
+
+/** A request as the double reads it. */
+export interface Seen {
+  model: string;
+  /** Hash of model + messages: the key of every seeded choice about this request. */
+  key: string;
+  messages: { role: string; text: string }[];
+  lastUser: string;
+  /** The previous draft, on a retry or a revision. */
+  assistant?: string;
+  /** Data blocks of every user message, in order. */
+  blocks: DataBlock[];
+  /** Data blocks of the last user message. */
+  lastBlocks: DataBlock[];
+  issue?: { title: string; body: string };
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content))
+    return content.map((p: unknown) => (p && typeof p === "object" && "text" in p && typeof p.text === "string" ? p.text : "")).join("");
+  return "";
+}
+
+export function readRequest(req: ChatRequest): Seen {
+  const messages = req.body.messages.map((m) => ({ role: m.role, text: textOf(m.content) }));
+  const users = messages.filter((m) => m.role === "user");
+  const lastUser = users[users.length - 1]?.text ?? "";
+  const assistants = messages.filter((m) => m.role === "assistant");
+  const blocks = users.flatMap((m) => readDataBlocks(m.text));
+  const issueBlock = blocks.find((b) => b.kind === "issue");
+  let issue: Seen["issue"];
+  if (issueBlock) {
+    const [first = "", ...rest] = issueBlock.text.split("\n");
+    issue = { title: first.replace(/^#\s*/, "").trim(), body: rest.join("\n").trim() };
+  }
+  const assistant = assistants[assistants.length - 1]?.text;
+  return {
+    model: req.body.model,
+    key: hashOf(canonicalJson({ model: req.body.model, messages })),
+    messages,
+    lastUser,
+    ...(assistant !== undefined ? { assistant } : {}),
+    blocks,
+    lastBlocks: readDataBlocks(lastUser),
+    ...(issue ? { issue } : {}),
+  };
+}
+
+/** The text of the first block of that kind (and name), searching the last user message first. */
+export function block(seen: Seen, kind: string, name?: string): string | undefined {
+  const match = (b: DataBlock) => b.kind === kind && (name === undefined || b.name === name);
+  return (seen.lastBlocks.find(match) ?? seen.blocks.find(match))?.text;
+}
+
+/** A concern as producers and the reviewer are given them. */
+export interface GivenConcern {
+  id: string;
+  severity: string;
+  raised_by?: string;
+  category?: string;
+  concern: string;
+  evidence?: string;
+  human_required?: boolean;
+}
+
+/** The JSON array of a block as concerns (items that are not concerns are skipped). */
+export function concernsIn(text: string | undefined): GivenConcern[] {
+  const v = tryJson(text);
+  const list = Array.isArray(v) ? v : v && typeof v === "object" && "concerns" in v && Array.isArray(v.concerns) ? (v.concerns as unknown[]) : [];
+  return list.filter(
+    (c): c is GivenConcern =>
+      !!c && typeof c === "object" && typeof (c as GivenConcern).concern === "string" && typeof (c as GivenConcern).id === "string",
+  );
+}
+
+/** Pipeline role of a request, or the gate role by model: executor, revision or challenger. */
+export function roleOf(req: ChatRequest): string {
+  if (req.body.model === CHAL_MODEL) return "challenger";
+  if (req.body.model === EXEC_MODEL) return req.body.messages.some((m) => m.role === "assistant") ? "revision" : "executor";
+  return req.body.model;
+}
