@@ -1,28 +1,26 @@
 /**
- * Errors you can branch on: each has a stable `name`, an exit code for the CLI,
- * and a static `isInstance` that works across module copies (as the AI SDK's do).
+ * Errors you can branch on: each has a stable `name`, carries data a caller can read, and a static
+ * `isInstance` that works across module copies (as the AI SDK's do). Exit codes are the CLI's
+ * business: it maps names to codes in one table (src/cli/exit-codes.ts).
  */
 const MARKER = Symbol.for("dissent.error");
 
 export class DissentError extends Error {
   readonly [MARKER] = true;
-  /** CLI exit code (CONTRACT §6): 1 run failed, 2 usage or configuration. */
-  readonly exitCode: number;
-  constructor(name: string, message: string, exitCode: number, options?: { cause?: unknown }) {
+  constructor(name: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = name;
-    this.exitCode = exitCode;
   }
   static isInstance(e: unknown): e is DissentError {
     return typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[MARKER] === true;
   }
 }
 
-function named<N extends string>(name: N, exitCode: number) {
+function named<N extends string>(name: N) {
   return class extends DissentError {
     static readonly errorName: N = name;
     constructor(message: string, options?: { cause?: unknown }) {
-      super(name, message, exitCode, options);
+      super(name, message, options);
     }
     static override isInstance(e: unknown): e is DissentError {
       return DissentError.isInstance(e) && e.name === name;
@@ -31,25 +29,119 @@ function named<N extends string>(name: N, exitCode: number) {
 }
 
 /** Bad flags or arguments. */
-export class UsageError extends named("UsageError", 2) {}
+export class UsageError extends named("UsageError") {}
 /** A config file or value that cannot be used; the message names the file (and line). */
-export class ConfigError extends named("ConfigError", 2) {}
+export class ConfigError extends named("ConfigError") {}
 /** ADR-009 §1: code tried to exceed MAX_AUDIT_PASSES or MAX_REVISION_PASSES. */
-export class AuditLimitExceeded extends named("AuditLimitExceeded", 1) {}
+export class AuditLimitExceeded extends named("AuditLimitExceeded") {}
 /** `--replay` found no cached reply for a request. */
-export class ReplayMiss extends named("ReplayMiss", 1) {}
-/** The per-issue call budget would be crossed. */
-export class BudgetExceeded extends named("BudgetExceeded", 1) {}
-/** A provider refused our credentials or quota (401, 403, insufficient quota): never soft-failed. */
-export class ProviderAuthError extends named("ProviderAuthError", 1) {}
-/** A provider could not be reached or kept failing after retries (and fallback, if any). */
-export class ProviderError extends named("ProviderError", 1) {}
+export class ReplayMiss extends named("ReplayMiss") {}
 /** A model replied, but not in a form we can use. */
-export class ReplyFormatError extends named("ReplyFormatError", 1) {}
+export class ReplyFormatError extends named("ReplyFormatError") {}
 /** A run failed for a reason of its own (no plan could be made, unknown issue, …). */
-export class RunError extends named("RunError", 1) {}
-/** The user interrupted (Ctrl-C / SIGTERM). */
-export class Interrupted extends named("Interrupted", 130) {}
+export class RunError extends named("RunError") {}
+/** The user interrupted (Ctrl-C) or the process was asked to stop (SIGTERM). */
+export class Interrupted extends DissentError {
+  static readonly errorName = "Interrupted";
+  constructor(
+    message: string,
+    /** Which signal stopped the run (CONTRACT §6 r2: 130 on SIGINT, 143 on SIGTERM). */
+    readonly signal: "SIGINT" | "SIGTERM" = "SIGINT",
+  ) {
+    super("Interrupted", message);
+  }
+  static override isInstance(e: unknown): e is Interrupted {
+    return DissentError.isInstance(e) && e.name === "Interrupted";
+  }
+}
+
+/** The store could not be used (a damaged file, no permission, a database that is down); the message names it and what to do. */
+export class StoreError extends named("StoreError") {}
+
+/** Another planner holds the issue (CONTRACT §4 r2: one planner per issue). */
+export class LeaseHeld extends DissentError {
+  static readonly errorName = "LeaseHeld";
+  constructor(
+    message: string,
+    readonly holder: { host: string; pid: number; since: string },
+  ) {
+    super("LeaseHeld", message);
+  }
+  static override isInstance(e: unknown): e is LeaseHeld {
+    return DissentError.isInstance(e) && e.name === "LeaseHeld";
+  }
+}
+
+/** The per-issue ceiling (calls or dollars) would be crossed. */
+export class BudgetExceeded extends DissentError {
+  static readonly errorName = "BudgetExceeded";
+  constructor(
+    message: string,
+    readonly max: number,
+    readonly used: number,
+    readonly unit: "calls" | "usd" = "calls",
+  ) {
+    super("BudgetExceeded", message);
+  }
+  static override isInstance(e: unknown): e is BudgetExceeded {
+    return DissentError.isInstance(e) && e.name === "BudgetExceeded";
+  }
+}
+
+/** What a failed model call carries: which provider and model, how it failed, after how many attempts. */
+export interface ProviderFailure {
+  provider: string;
+  model: string;
+  kind: string;
+  status?: number;
+  retryAfterMs?: number;
+  attempts: number;
+}
+
+/** A provider could not be reached or kept failing after retries (and fallback, if any). */
+export class ProviderError extends DissentError {
+  static readonly errorName: string = "ProviderError";
+  readonly provider: string;
+  readonly model: string;
+  readonly kind: string;
+  readonly status: number | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly attempts: number;
+  /** The call records of every target tried (for `run.calls`). */
+  calls: unknown[] = [];
+  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "error", attempts: 1 }, name = "ProviderError") {
+    super(name, message);
+    this.provider = failure.provider;
+    this.model = failure.model;
+    this.kind = failure.kind;
+    this.status = failure.status;
+    this.retryAfterMs = failure.retryAfterMs;
+    this.attempts = failure.attempts;
+  }
+  static override isInstance(e: unknown): e is ProviderError {
+    return DissentError.isInstance(e) && (e.name === "ProviderError" || e.name === "ProviderAuthError");
+  }
+}
+
+/** A provider refused our credentials or quota (401, 403, insufficient quota): never soft-failed. */
+export class ProviderAuthError extends ProviderError {
+  static override readonly errorName: string = "ProviderAuthError";
+  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "auth", attempts: 1 }) {
+    super(message, failure, "ProviderAuthError");
+  }
+  static override isInstance(e: unknown): e is ProviderAuthError {
+    return DissentError.isInstance(e) && e.name === "ProviderAuthError";
+  }
+}
+
+/**
+ * One policy for "ends the run" versus "degrades" (a critic or challenger that fails contributes
+ * nothing; these never do): the user's configuration, credentials and quota, an interruption, a
+ * replay miss, the frozen limits, a lost lease and a store that cannot be used.
+ */
+export function isFatal(e: unknown): boolean {
+  return [UsageError, ConfigError, ProviderAuthError, Interrupted, ReplayMiss, AuditLimitExceeded, LeaseHeld, StoreError].some((k) => k.isInstance(e));
+}
 
 /** Message of any thrown value, for one-line reports. */
 export function messageOf(e: unknown): string {

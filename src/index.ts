@@ -38,7 +38,7 @@ export {
 export { callBudget, type IssueBudget } from "./adversarial/budget.js";
 export { planIssue, type PlanIssueDeps, type PlanResult, type KnownGaps } from "./pipeline/plan-issue.js";
 export { STAGES, type PipelineStage } from "./pipeline/stages.js";
-export { LABELS, TRANSITIONS, transition } from "./pipeline/labels.js";
+export { LABELS, TRANSITIONS, transition } from "./contracts/labels.js";
 export { complexityGate, type GateDecision } from "./pipeline/complexity-gate.js";
 export { foldState, reduce as reduceState } from "./store/state.js";
 export type { Tracker, TrackedIssue, PlanReport } from "./trackers/port.js";

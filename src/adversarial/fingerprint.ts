@@ -39,25 +39,26 @@ export function termOf(word: string): string | null {
   return STOP_WORDS.has(word) ? null : stem(word);
 }
 
-/** The Porter stemmer is for English: other scripts keep their words whole. */
-const stem = (word: string) => (/^[a-z0-9]+$/.test(word) ? stemmer(word) : word);
+/**
+ * The Porter stemmer is for English words: other scripts keep their words whole, and so do words
+ * with no vowel ("https", "ssl": stemming would merge HTTPS into HTTP) and words with digits ("v2").
+ */
+const stem = (word: string) => (/^[a-z]+$/.test(word) && /[aeiouy]/.test(word) ? stemmer(word) : word);
 
 /** The normalised, stemmed, order-free word set a fingerprint is made of (exported for tests and debugging). */
 export function fingerprintTokens(text: string): string[] {
   const all = words(text);
   const kept = all.filter((w) => !STOP_WORDS.has(w));
-  const tokens = (kept.length ? kept : all).map(stem);
-  return [...new Set(tokens)].sort();
+  return [...new Set((kept.length ? kept : all).map(stem))].sort();
 }
 
 /**
- * A concern's identity (CONTRACT §5): deterministic, over `category` + `concern` only, and
- * insensitive to case, punctuation, whitespace, word order, inflection and stop words.
- * "Missing test for the retry path." and "missing tests for retry path" fingerprint alike;
- * a concern and its negation do not.
+ * A concern's identity (CONTRACT §5 r2): deterministic, over the `concern` text alone — `category`
+ * is free-form across critics and is not part of it — and insensitive to case, punctuation,
+ * whitespace, word order, inflection and stop words. "Missing test for the retry path." and
+ * "missing tests for retry path" fingerprint alike; a concern and its negation do not; nor do
+ * HTTP and HTTPS, or v1 and v2.
  */
-export function fingerprint(concern: { category?: string | undefined; concern: string }): string {
-  const category = fingerprintTokens((concern.category ?? "").replace(/[_-]+/g, " ")).join(" ");
-  const body = fingerprintTokens(concern.concern).join(" ");
-  return sha256(`${category}|${body}`).slice(0, 16);
+export function fingerprint(concern: { concern: string; category?: string | undefined }): string {
+  return sha256(`concern|${fingerprintTokens(concern.concern).join(" ")}`).slice(0, 16);
 }

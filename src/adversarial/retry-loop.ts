@@ -1,9 +1,10 @@
 import type { AddressedItem, Concern, Finding, MustAddressBy, StageOutcome, StagePhase, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
-import { BudgetExceeded, Interrupted, ProviderAuthError, ReplayMiss, messageOf } from "../errors.js";
+import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { concernIdOf } from "./concern-id.js";
 import { fingerprint } from "./fingerprint.js";
+import { groundingText } from "./grounding.js";
 import { tally, type Vote } from "./tally.js";
 
 /** ADR-0064 decision 1: three retries per stage, so at most four critic rounds. */
@@ -34,10 +35,22 @@ export interface Produced<A> {
 
 export type Producer<A> = (input: RoundInput<A>) => Promise<Produced<A>>;
 
+/** What a critic is given besides the artifact: the round, and its own findings of the previous round (CONTRACT §4 r2 round memory). */
+export interface Review {
+  round: number;
+  previous?: readonly Finding[];
+}
+
+/** A critic's vote: its findings, and how many items of its reply were dropped as invalid. */
+export interface CriticVote {
+  findings: Finding[];
+  invalid?: number;
+}
+
 /** A voter: reads the artifact, returns findings. A throw means "contributed nothing this round". */
 export interface Critic<A> {
   role: string;
-  review(artifact: A, round: number): Promise<Finding[]>;
+  review(artifact: A, review: Review): Promise<CriticVote>;
 }
 
 /** Progress of one round, for live displays. */
@@ -49,14 +62,24 @@ export interface RoundProgress {
   blocking?: number;
 }
 
-export interface LoopContext {
+/** Network calls, tokens and dollars used so far; the loop reports its own share. `costUsd` is null once any call's price was unknown. */
+export interface Usage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+}
+
+export interface LoopContext<A = unknown> {
   issueId: string | null;
   cycle: number;
   emit?: (event: NewEvent) => void;
   /** The per-issue ceiling: a round that could cross it is not started. */
   budget?: CallBudget;
-  /** Network calls and tokens used so far (the loop reports its own share of them). */
-  usage?: () => { calls: number; inputTokens: number; outputTokens: number };
+  /** Calls the later stages need for their first round and the reviewer for its call: never spent here (CONTRACT §4 r2). */
+  reserve?: number;
+  /** Usage of the calls made since this loop started. */
+  usage?: () => Usage;
   /**
    * The id for a concern with this fingerprint raised by `role`: an existing pending one's, or a new
    * `{PHASE}-{ROLE}-{NNN}`. Defaults to a counter of this run.
@@ -64,8 +87,12 @@ export interface LoopContext {
   concernId?: (fingerprint: string, phase: string, role: string) => string;
   /** Roles named as `raised_by` when they share a concern with other critics (see TallyContext.leadRoles). */
   leadRoles?: ReadonlySet<string>;
+  /** The artifact as the text critics quote (default: String(artifact)). */
+  textOf?: (artifact: A) => string;
   now?: () => string;
   onProgress?: (p: RoundProgress) => void;
+  /** One line per critic failure (CONTRACT §4 r2: never silent). */
+  warn?: (message: string) => void;
 }
 
 export interface LoopResult<A> {
@@ -83,10 +110,10 @@ export interface LoopResult<A> {
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
 
 /**
- * The shared retry primitive of ADR-0064: the producer makes (or remakes, with the last
- * round's blocking concerns attached) the artifact; the critics vote in parallel; the tally
- * decides. Stops on convergence, oscillation (the same blocking fingerprint set twice in a
- * row), exhaustion, budget, or three rounds in which every critic failed.
+ * The shared retry primitive of ADR-0064: the producer makes (or remakes, with the last round's
+ * blocking concerns attached) the artifact; the critics vote in parallel, each reminded of its own
+ * previous findings; the tally decides. Stops on convergence, oscillation (the same blocking
+ * fingerprint set twice in a row), exhaustion, budget, or three rounds in which every critic failed.
  */
 export class AdversarialRetryLoop<A> {
   constructor(
@@ -94,11 +121,11 @@ export class AdversarialRetryLoop<A> {
     private readonly critics: readonly Critic<A>[],
   ) {}
 
-  async run(stage: StageSpec, ctx: LoopContext): Promise<LoopResult<A>> {
+  async run(stage: StageSpec, ctx: LoopContext<A>): Promise<LoopResult<A>> {
     const now = ctx.now ?? (() => new Date().toISOString());
     const started = performance.now();
-    const usageAtStart = ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
     const emit = (e: NewEvent) => ctx.emit?.(e);
+    const textOf = ctx.textOf ?? ((a: A) => String(a));
     emit({ type: "AdversarialStageStarted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle });
 
     let seq = 0;
@@ -109,27 +136,52 @@ export class AdversarialRetryLoop<A> {
       if (!id) ids.set(fp, (id = newId(fp, stage.phase, role)));
       return id;
     };
+    const synthetic = (category: string, severity: "HIGH" | "MEDIUM", text: string, evidence: string, by = "council"): Concern => {
+      const fp = fingerprint({ concern: text });
+      return {
+        id: idFor(fp, by),
+        phase: stage.phase,
+        stage: stage.stage,
+        raised_by: by,
+        severity,
+        category,
+        concern: text,
+        evidence,
+        must_address_by: stage.mustAddressBy,
+        human_required: false,
+        fingerprint: fp,
+        raised_at: now(),
+      };
+    };
+
     const raised = new Set<string>();
-    const advisory = new Map<string, Concern>();
     const addressed: AddressedItem[] = [];
+    const memory = new Map<string, Finding[]>(); // each critic's findings of the last round it answered
+    const failedRounds = new Map<string, number>();
     let artifact: A | undefined;
     let blocking: Concern[] = [];
+    let advisory: Concern[] = [];
     let previousFingerprints: Set<string> | undefined;
     let allFailedInARow = 0;
+    let votedRounds = 0;
     let lastCriticError = "";
     let outcome: StageOutcome | undefined;
     let rounds = 0;
-    let synthetic: Concern | undefined;
+    let criticFailures = 0;
+    let ungrounded = 0;
+    let invalid = 0;
+    const extra: Concern[] = [];
 
     for (let round = 1; round <= MAX_RETRIES + 1 && !outcome; round++) {
-      if (ctx.budget && ctx.budget.remaining() < 1 + this.critics.length) {
+      // A round is started only if it leaves the later stages and the reviewer what they need.
+      if (ctx.budget && ctx.budget.remaining() - (1 + this.critics.length) < (ctx.reserve ?? 0)) {
         outcome = "budget";
         break;
       }
       rounds = round;
       const states: Record<string, "voting" | "done" | "failed"> = {};
-      let votes: Vote[];
-      let failures: number;
+      const votes: Vote[] = [];
+      let failures = 0;
       try {
         ctx.onProgress?.({ stage: stage.stage, round, step: "producing" });
         const produced = await this.producer({ round, previous: artifact, blocking });
@@ -141,9 +193,10 @@ export class AdversarialRetryLoop<A> {
         const settled = await Promise.allSettled(
           this.critics.map(async (c) => {
             try {
-              const findings = await c.review(current, round);
+              const previous = memory.get(c.role);
+              const vote = await c.review(current, { round, ...(previous ? { previous } : {}) });
               states[c.role] = "done";
-              return findings;
+              return vote;
             } catch (e) {
               states[c.role] = "failed";
               throw e;
@@ -152,18 +205,20 @@ export class AdversarialRetryLoop<A> {
             }
           }),
         );
-        votes = [];
-        failures = 0;
+        for (const s of settled) if (s.status === "rejected" && (isFatal(s.reason) || BudgetExceeded.isInstance(s.reason))) throw s.reason;
         settled.forEach((s, i) => {
           const role = this.critics[i]?.role ?? "critic";
-          if (s.status === "fulfilled") votes.push({ role, findings: s.value });
-          else {
-            // Auth and quota errors, Ctrl-C and replay misses are not a critic's opinion: they end the run.
-            const r: unknown = s.reason;
-            if (ProviderAuthError.isInstance(r) || Interrupted.isInstance(r) || ReplayMiss.isInstance(r) || BudgetExceeded.isInstance(r)) throw r;
-            failures++;
-            lastCriticError = `${role}: ${messageOf(r)}`;
+          if (s.status === "fulfilled") {
+            votes.push({ role, findings: s.value.findings });
+            memory.set(role, s.value.findings.slice(0, 5));
+            invalid += s.value.invalid ?? 0;
+            return;
           }
+          failures++;
+          criticFailures++;
+          failedRounds.set(role, (failedRounds.get(role) ?? 0) + 1);
+          lastCriticError = `${role}: ${messageOf(s.reason)}`;
+          ctx.warn?.(`critic ${role} failed in ${stage.stage} round ${round} and contributed nothing: ${messageOf(s.reason).split("\n")[0]}`);
         });
       } catch (e) {
         if (BudgetExceeded.isInstance(e)) {
@@ -178,39 +233,36 @@ export class AdversarialRetryLoop<A> {
         ctx.onProgress?.({ stage: stage.stage, round, step: "tallied", critics: { ...states } });
         if (allFailedInARow >= MAX_ALL_FAILED_ROUNDS) {
           outcome = "crashed";
-          const text = `Every critic of ${stage.stage} failed in ${allFailedInARow} consecutive rounds, so this artifact was never reviewed`;
-          const fp = fingerprint({ category: "review_unavailable", concern: text });
-          synthetic = {
-            id: newId(fp, stage.phase, "council"),
-            phase: stage.phase,
-            stage: stage.stage,
-            raised_by: "council",
-            severity: "HIGH",
-            category: "review_unavailable",
-            concern: text,
-            evidence: `last error: ${lastCriticError}`,
-            must_address_by: stage.mustAddressBy,
-            human_required: false,
-            fingerprint: fp,
-            raised_at: now(),
-          };
+          extra.push(
+            synthetic(
+              "review_unavailable",
+              "HIGH",
+              `Every critic of ${stage.stage} failed in ${allFailedInARow} consecutive rounds, so this artifact was never reviewed`,
+              `last error: ${lastCriticError}`,
+            ),
+          );
         }
         continue;
       }
       allFailedInARow = 0;
+      votedRounds++;
 
       const t = tally(votes, {
         stage: stage.stage,
         phase: stage.phase,
         mustAddressBy: stage.mustAddressBy,
         criticCount: this.critics.length,
+        artifact: groundingText(artifact === undefined ? "" : textOf(artifact)),
         ...(ctx.leadRoles ? { leadRoles: ctx.leadRoles } : {}),
         idFor,
         now,
       });
+      ungrounded += t.ungrounded;
+      invalid += t.overCap;
       for (const c of [...t.blocking, ...t.advisory]) raised.add(c.fingerprint);
-      for (const c of t.advisory) advisory.set(c.fingerprint, c);
       blocking = t.blocking;
+      // Advice is about the draft it was given: only the last voting round's stands (CONTRACT §4 r2).
+      advisory = t.advisory;
       ctx.onProgress?.({ stage: stage.stage, round, step: "tallied", critics: { ...states }, blocking: blocking.length });
 
       if (blocking.length === 0) {
@@ -229,18 +281,30 @@ export class AdversarialRetryLoop<A> {
       outcome = "exhausted";
       emit({ type: "AdversarialRetryExhausted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, rounds, unresolved: blocking.map((c) => c.id) });
     }
+    if (outcome === "budget" && votedRounds === 0) {
+      // An artifact nobody reviewed must never read as reviewed.
+      extra.push(synthetic("review_unavailable", "HIGH", `The call budget ran out before the critics of ${stage.stage} could review this artifact`, ""));
+    }
+    // A critic that failed in every round it was asked contributed nothing to the stage: say so (CONTRACT §4 r2).
+    // (When every critic failed throughout, the review_unavailable concern above says it already.)
+    const silent = this.critics.filter((c) => rounds > 0 && (failedRounds.get(c.role) ?? 0) >= rounds);
+    if (silent.length < this.critics.length) {
+      for (const c of silent) {
+        extra.push(synthetic("review_incomplete", "MEDIUM", `Critic ${c.role} failed in every round of ${stage.stage}, so its lane was not reviewed`, "", c.role));
+      }
+    }
 
-    // ADR-0064 decision 3: unresolved blocking concerns and every advisory one go downstream.
+    // ADR-0064 decision 3: unresolved blocking concerns and the last round's advice go downstream.
     const unresolved = outcome === "converged" ? [] : blocking;
     const blockingFps = new Set(unresolved.map((c) => c.fingerprint));
-    const forwarded = [...(synthetic ? [synthetic] : []), ...unresolved, ...[...advisory.values()].filter((c) => !blockingFps.has(c.fingerprint))];
-    if (synthetic) raised.add(synthetic.fingerprint);
+    const forwarded = [...extra, ...unresolved, ...advisory.filter((c) => !blockingFps.has(c.fingerprint))];
+    for (const c of extra) raised.add(c.fingerprint);
     for (const concern of forwarded) {
-      const reason = !blockingFps.has(concern.fingerprint) && concern !== synthetic ? "advisory" : outcome;
+      const reason = extra.includes(concern) ? (outcome === "converged" || outcome === "exhausted" || outcome === "oscillation" ? "advisory" : outcome) : blockingFps.has(concern.fingerprint) ? outcome : "advisory";
       emit({ type: "ConcernForwarded", issue_id: ctx.issueId, concern, reason: reason === "converged" ? "advisory" : reason });
     }
 
-    const usage = ctx.usage?.() ?? usageAtStart;
+    const usage = ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null };
     const stageRun: StageRecord = {
       stage: stage.stage,
       phase: stage.phase,
@@ -250,9 +314,13 @@ export class AdversarialRetryLoop<A> {
       concerns_raised: raised.size,
       concerns_forwarded: forwarded.length,
       duration_ms: Math.round(performance.now() - started),
-      calls: usage.calls - usageAtStart.calls,
-      input_tokens: usage.inputTokens - usageAtStart.inputTokens,
-      output_tokens: usage.outputTokens - usageAtStart.outputTokens,
+      calls: usage.calls,
+      critic_failures: criticFailures,
+      ungrounded_findings: ungrounded,
+      invalid_findings: invalid,
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      cost_usd: usage.costUsd,
       cycle: ctx.cycle,
     };
     emit({ type: "AdversarialStageCompleted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle, stage_run: stageRun });

@@ -1,11 +1,10 @@
-import type { AdversarialState, Concern, ConcernResolution, ResolutionKind } from "../contracts/concern.js";
+import type { Concern, ConcernResolution, ResolutionKind } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { UsageError } from "../errors.js";
-import { TRANSIENT_LABELS, transition } from "../pipeline/labels.js";
-import type { EventLog } from "../store/event-log.js";
-import type { PlanStore } from "../store/plans.js";
+import { TRANSIENT_LABELS, transition } from "../contracts/labels.js";
+import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
-import { loadWiki, upsertGap } from "./wiki.js";
+import { readWiki, upsertGap } from "./wiki.js";
 
 /** `dissent issue merged --json`. */
 export interface MergeResult {
@@ -22,10 +21,7 @@ export interface MergeResult {
 
 export interface MergeDeps {
   tracker: Tracker;
-  plans: PlanStore;
-  events: EventLog;
-  state: (issueId: string) => AdversarialState;
-  wikiDir: string;
+  store: Store;
   warn?: (message: string) => void;
   now?: () => string;
 }
@@ -35,22 +31,22 @@ export interface MergeDeps {
  * into one ShippedWithKnownGap event; each CRITICAL or HIGH one also becomes (or updates) a wiki entry.
  */
 export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): Promise<MergeResult> {
-  if (!Number.isInteger(pr) || pr <= 0) throw new UsageError(`--pr must be a positive pull request number, not '${pr}'`);
+  if (!Number.isSafeInteger(pr) || pr <= 0 || pr > 2_147_483_647) throw new UsageError(`--pr must be a positive pull request number, not '${pr}'`);
   const now = deps.now ?? (() => new Date().toISOString());
   const issue = await deps.tracker.get(issueId);
   const id = issue.id;
-  const row = deps.plans.get(id);
+  const row = await deps.store.plan(id);
   if (row?.status === "fixed" || issue.labels.includes("dissent-fixed")) {
     return { issue: id, pr, already_merged: true, gaps: [], wiki_entries: [], labels: issue.labels };
   }
-  const gaps = deps.state(id).pending_concerns;
+  const gaps = (await deps.store.state(id)).pending_concerns;
   const at = now();
-  // Files first: upserts are idempotent, so a crash before the event below is repaired by running merged again.
+  // Entries first: upserts are idempotent, so a crash before the event below is repaired by running merged again.
   const written: string[] = [];
   let warn = deps.warn;
   for (const gap of gaps) {
     if (gap.severity !== "CRITICAL" && gap.severity !== "HIGH") continue;
-    const { id: entry } = upsertGap(deps.wikiDir, loadWiki(deps.wikiDir, warn), gap, pr, id, at);
+    const { id: entry } = await upsertGap(deps.store.wiki, await readWiki(deps.store.wiki, warn), gap, pr, id, at);
     warn = undefined; // one warning per malformed file is enough
     if (!written.includes(entry)) written.push(entry);
   }
@@ -63,23 +59,24 @@ export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): 
   // Recorded even with no gap: the merge itself is on the record, and "none" is an answer.
   events.push({ type: "ShippedWithKnownGap", issue_id: id, pr, concerns: gaps, wiki_entries: written });
   if (change.add.length || remove.length) events.push({ type: "LabelChanged", issue_id: id, added: change.add, removed: remove.filter((l) => issue.labels.includes(l)), labels });
-  deps.events.transaction(() => {
-    for (const e of events) deps.events.append(e);
-    deps.plans.save({ ...(row ?? { issue_id: id, cycle: 0, route: null, route_reason: null, calls: 0, concern_seq: 0 }), status: "fixed" });
+  await deps.store.transaction(async (tx) => {
+    await tx.append(events);
+    const current = (await tx.plan(id)) ?? row ?? { issue_id: id, cycle: 0, route: null, route_reason: null, calls: 0, cost_usd: 0, concern_seq: 0, status: "new" as const };
+    await tx.savePlan({ ...current, status: "fixed" });
   });
   await deps.tracker.recordMerged(id, pr, gaps);
   return { issue: id, pr, already_merged: false, gaps, wiki_entries: written, labels };
 }
 
 /** Records by hand how a pending concern was resolved (`dissent issue resolve`). */
-export function resolveConcern(
+export async function resolveConcern(
   issueId: string,
   concernId: string,
   kind: ResolutionKind,
   note: string,
-  deps: { events: EventLog; state: (issueId: string) => AdversarialState; now?: () => string },
-): ConcernResolution {
-  const state = deps.state(issueId);
+  deps: { store: Store; now?: () => string },
+): Promise<ConcernResolution> {
+  const state = await deps.store.state(issueId);
   const concern = state.pending_concerns.find((c) => c.id === concernId);
   if (!concern) {
     const done = state.addressed_concerns.some((r) => r.concern_id === concernId);
@@ -95,6 +92,6 @@ export function resolveConcern(
     resolved_by: "human",
     resolved_at: (deps.now ?? (() => new Date().toISOString()))(),
   };
-  deps.events.append({ type: "ConcernAddressed", issue_id: issueId, resolution });
+  await deps.store.append([{ type: "ConcernAddressed", issue_id: issueId, resolution }]);
   return resolution;
 }

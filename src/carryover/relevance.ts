@@ -1,9 +1,9 @@
-import { join } from "node:path";
 import MiniSearch from "minisearch";
 import { termOf, words } from "../adversarial/fingerprint.js";
 import type { Config } from "../contracts/config.js";
-import type { KnownGaps } from "../pipeline/plan-issue.js";
-import { loadWiki, searchableText, type WikiEntry } from "./wiki.js";
+import type { KnownGaps } from "../pipeline/stage-runner.js";
+import type { Store } from "../store/port.js";
+import { readWiki, searchableText, type WikiEntry } from "./wiki.js";
 
 /** A query must share at least this many distinct (stemmed, non-stop) terms with an entry to be relevant. */
 const MIN_SHARED_TERMS = 2;
@@ -51,12 +51,12 @@ export function renderGaps(entries: readonly WikiEntry[], maxChars: number): str
     .join("\n");
 }
 
-/** The pipeline's `knownGaps` port over the wiki under DISSENT_HOME, loaded once per invocation. */
-export function knownGapsFor(config: Config, warn: (message: string) => void): (text: string) => KnownGaps | undefined {
-  let entries: WikiEntry[] | undefined;
-  return (text) => {
-    entries ??= loadWiki(join(config.home, "wiki"), warn);
-    const chosen = relevantEntries(entries, text, config.wiki);
+/** The pipeline's `knownGaps` port over the store's wiki, loaded once per invocation. */
+export function knownGapsFor(config: Pick<Config, "wiki">, store: Store, warn: (message: string) => void): (text: string) => Promise<KnownGaps | undefined> {
+  let entries: Promise<WikiEntry[]> | undefined;
+  return async (text) => {
+    entries ??= readWiki(store.wiki, warn);
+    const chosen = relevantEntries(await entries, text, config.wiki);
     return chosen.length ? { ids: chosen.map((e) => e.id), text: renderGaps(chosen, config.wiki.maxChars) } : undefined;
   };
 }

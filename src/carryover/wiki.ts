@@ -1,12 +1,15 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
-import { join } from "node:path";
 import type { Concern } from "../contracts/concern.js";
+import type { Store, StoredWikiEntry } from "../store/port.js";
+
+/** Where wiki entries live: the store's wiki (files under the home with SQLite, rows with PostgreSQL). */
+export type WikiPort = Store["wiki"];
 
 /** One wiki entry: a known gap that shipped. The markdown file is the source of truth. */
 export interface WikiEntry {
   /** File name without `.md`. */
   id: string;
+  /** Where it lives, for messages (a file path, or `database:<id>`). */
   path: string;
   title: string;
   fingerprint: string;
@@ -39,22 +42,21 @@ export function searchableText(entry: WikiEntry): string {
   return body;
 }
 
-/** Reads the wiki folder; a malformed file is skipped with a warning naming it, never a crash. */
-export function loadWiki(dir: string, warn: (message: string) => void = () => undefined): WikiEntry[] {
-  if (!existsSync(dir)) return [];
+/** Reads every wiki entry; a malformed one is skipped with a warning naming it, never a crash. */
+export async function readWiki(wiki: WikiPort, warn: (message: string) => void = () => undefined): Promise<WikiEntry[]> {
+  return parseEntries(await wiki.list(), wiki.where, warn);
+}
+
+/** Parses stored entries, skipping (with a warning) what cannot be used. */
+export function parseEntries(stored: readonly StoredWikiEntry[], where: string, warn: (message: string) => void = () => undefined): WikiEntry[] {
   const entries: WikiEntry[] = [];
-  for (const dirent of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    if (!dirent.name.endsWith(".md") || dirent.name.startsWith(".")) continue;
-    const path = join(dir, dirent.name);
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch (e) {
-      // A dangling symlink, a folder named *.md, no permission: skipped, never a crash.
-      warn(`skipping wiki entry ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+  for (const s of stored) {
+    const path = where === "database" || where === "memory" ? `${where}:${s.id}` : `${where}/${s.id}.md`;
+    if (s.text.startsWith("\u0000unreadable: ")) {
+      warn(`skipping wiki entry ${path}: cannot read (${s.text.slice(13)})`);
       continue;
     }
-    const parsed = parseEntry(text, path);
+    const parsed = parseEntry(s.text, path, s.id);
     if (typeof parsed === "string") warn(`skipping wiki entry ${path}: ${parsed}`);
     else entries.push(parsed);
   }
@@ -66,19 +68,24 @@ const asStrings = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefi
 const dateText = (v: unknown): string => (v instanceof Date ? v.toISOString() : typeof v === "string" ? v : "");
 
 /** Parses one entry file; returns a reason string when it cannot be used. */
-export function parseEntry(raw: string, path: string): WikiEntry | string {
+export function parseEntry(raw: string, path: string, entryId?: string): WikiEntry | string {
   const text = raw.replace(/^\uFEFF/, ""); // a byte-order mark some editors add
   const m = FRONT.exec(text);
   if (!m) return "no front matter (--- … ---)";
   const doc = parseDocument(m[1] ?? "");
   if (doc.errors.length) return `invalid front matter: ${doc.errors[0]?.message.split("\n")[0]}`;
-  const meta = doc.toJS() as unknown;
+  let meta: unknown;
+  try {
+    meta = doc.toJS({ maxAliasCount: 100 }); // an alias bomb is skipped, never expanded
+  } catch (e) {
+    return `invalid front matter: ${(e as Error).message.split("\n")[0]}`;
+  }
   if (!meta || typeof meta !== "object" || Array.isArray(meta)) return "front matter is not a mapping";
   const fm = meta as Record<string, unknown>;
   if (typeof fm.fingerprint !== "string" || !fm.fingerprint) return "front matter has no fingerprint";
   const body = text.slice(m[0].length);
   const heading = /^#\s+(.+)$/m.exec(body)?.[1]?.trim();
-  const id = path.split(/[\\/]/).pop()?.replace(/\.md$/, "") ?? path;
+  const id = entryId ?? path.split(/[\\/]/).pop()?.replace(/\.md$/, "") ?? path;
   const prs = [...new Set([...asNumbers(fm.prs), ...asNumbers(fm.pr)])];
   const issues = [...new Set([...asStrings(fm.issues), ...asStrings(fm.issue)])];
   return {
@@ -99,15 +106,18 @@ export function parseEntry(raw: string, path: string): WikiEntry | string {
   };
 }
 
-function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").split("-").slice(0, 8).join("-") || "gap";
-}
+/** The longest slug in an entry's name: with its fingerprint suffix a name stays far below any file system's limit. */
+const MAX_SLUG = 48;
 
-function write(path: string, text: string): void {
-  // Write-then-rename: a crash never leaves half an entry.
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
+function slug(text: string): string {
+  const words = text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").split("-").slice(0, 8);
+  let out = "";
+  for (const w of words) {
+    const next = out ? `${out}-${w}` : w;
+    if (next.length > MAX_SLUG) break;
+    out = next;
+  }
+  return out || words[0]?.slice(0, MAX_SLUG) || "gap";
 }
 
 /** A value as YAML source on one line: scalars as YAML writes them, lists in flow style. */
@@ -119,12 +129,11 @@ function inline(value: unknown): string {
  * Replaces some front-matter fields of an entry file in place. Only the changed values' own source
  * text is rewritten: every other line — comments, spacing, key order, line endings — stays byte for byte.
  */
-export function updateFrontMatter(path: string, changes: Record<string, unknown>): void {
-  const raw = readFileSync(path, "utf8");
+export function updateFrontMatter(raw: string, changes: Record<string, unknown>): string {
   const bom = raw.startsWith("\uFEFF") ? "\uFEFF" : "";
   const text = raw.slice(bom.length);
   const m = FRONT.exec(text);
-  if (!m) return;
+  if (!m) return raw;
   const front = m[1] ?? "";
   const eol = front.includes("\r\n") ? "\r\n" : "\n";
   const doc: Document = parseDocument(front, { keepSourceTokens: true });
@@ -145,7 +154,13 @@ export function updateFrontMatter(path: string, changes: Record<string, unknown>
   if (added.length) updated = `${updated.replace(/\s+$/, "")}${eol}${added.join(eol)}`;
   const head = m[0].slice(0, m[0].indexOf("\n") + 1); // "---\n" or "---\r\n"
   const tail = m[0].slice(head.length + front.length);
-  write(path, `${bom}${head}${updated}${tail}${text.slice(m[0].length)}`);
+  return `${bom}${head}${updated}${tail}${text.slice(m[0].length)}`;
+}
+
+/** Updates some front-matter fields of a stored entry, keeping every other byte (see updateFrontMatter). */
+export async function setFrontMatter(wiki: WikiPort, id: string, changes: Record<string, unknown>): Promise<void> {
+  const stored = await wiki.get(id);
+  if (stored) await wiki.put({ id, text: updateFrontMatter(stored.text, changes) });
 }
 
 function entryText(c: Concern, pr: number, issueId: string, at: string): string {
@@ -184,18 +199,17 @@ function entryText(c: Concern, pr: number, issueId: string, at: string): string 
  * Writes (or updates) the entry for a shipped gap (ADR-0064 "Carryover"). The same gap shipped
  * again — same fingerprint — updates its entry, listing every PR; the same PR twice changes nothing.
  */
-export function upsertGap(dir: string, existing: readonly WikiEntry[], c: Concern, pr: number, issueId: string, at: string): { id: string; changed: boolean } {
-  mkdirSync(dir, { recursive: true });
+export async function upsertGap(wiki: WikiPort, existing: readonly WikiEntry[], c: Concern, pr: number, issueId: string, at: string): Promise<{ id: string; changed: boolean }> {
   const known = existing.find((e) => e.fingerprint === c.fingerprint);
   if (known) {
     if (known.prs.includes(pr) && known.issues.includes(issueId) && !known.stale) return { id: known.id, changed: false };
     const prs = [...new Set([...known.prs, pr])];
     const issues = [...new Set([...known.issues, issueId])];
-    updateFrontMatter(known.path, { prs, issues, stale: false, updated: at });
+    await setFrontMatter(wiki, known.id, { prs, issues, stale: false, updated: at });
     return { id: known.id, changed: true };
   }
   let id = `${slug(c.concern)}-${c.fingerprint.slice(0, 8)}`;
-  if (existsSync(join(dir, `${id}.md`))) id = `${id}-${c.fingerprint.slice(8, 12)}`;
-  write(join(dir, `${id}.md`), entryText(c, pr, issueId, at));
+  if (await wiki.get(id)) id = `${id}-${c.fingerprint.slice(8, 12)}`;
+  await wiki.put({ id, text: entryText(c, pr, issueId, at) });
   return { id, changed: true };
 }

@@ -1,6 +1,6 @@
 import type { DissentEvent } from "../contracts/events.js";
-import type { Io } from "./io.js";
-import { withRuntime } from "./issue.js";
+import { withDissent, type Common } from "./common.js";
+import { safe, type Io } from "./io.js";
 
 function summary(e: DissentEvent): string {
   switch (e.type) {
@@ -21,18 +21,25 @@ function summary(e: DissentEvent): string {
     case "ConcernForwarded":
       return `${e.concern.id} ${e.concern.severity} → ${e.concern.must_address_by} (${e.reason})`;
     case "ConcernAddressed":
-      return `${e.resolution.concern_id} ${e.resolution.resolution_kind} by ${e.resolution.resolved_by}`;
+      return `${e.resolution.concern_id} ${e.resolution.resolution_kind} by ${e.resolution.resolved_by}${e.resolution.settled === false ? " (claim)" : ""}`;
     case "LabelChanged":
       return `${[...e.added.map((l) => `+${l}`), ...e.removed.map((l) => `-${l}`)].join(" ")}`;
+    case "IssuePlanFailed":
+      return `attempt ${e.attempt}: ${e.error}${e.retry_at ? ` (retry after ${e.retry_at})` : ""}`;
   }
 }
 
 /** `dissent events [--issue ID] [--json]`: the event log, oldest first. */
-export async function eventsCommand(opts: { issue?: string; json?: boolean; config?: string; verbose?: boolean }, io: Io): Promise<number> {
-  return withRuntime(opts, io, async (rt) => {
-    const events = rt.events.list(opts.issue !== undefined ? { issueId: opts.issue.replace(/^#/, "") } : undefined);
-    if (opts.json) io.stdout(events.map((e) => `${JSON.stringify(e)}\n`).join(""));
-    else io.stdout(events.map((e) => `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${summary(e)}\n`).join(""));
-    return 0;
-  });
+export async function eventsCommand(opts: Common & { issue?: string }, io: Io): Promise<number> {
+  return withDissent(
+    opts,
+    io,
+    async (d) => {
+      const events = await d.events(opts.issue !== undefined ? { issueId: opts.issue.replace(/^#/, "") } : {});
+      if (opts.json) io.stdout(events.map(({ seq: _seq, ...e }) => `${JSON.stringify(e)}\n`).join(""));
+      else io.stdout(events.map((e) => `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${safe(summary(e))}\n`).join(""));
+      return 0;
+    },
+    { readOnly: true },
+  );
 }

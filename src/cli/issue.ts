@@ -1,37 +1,11 @@
-import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
-import { UsageError } from "../errors.js";
-import { callModel } from "../models/call.js";
-import { planIssue, type PipelineProgress, type PlanResult } from "../pipeline/plan-issue.js";
+import { LIMITS, readCapped } from "../config/load.js";
+import { RESOLUTION_KINDS, type Concern, type ResolutionKind, type StageRun } from "../contracts/concern.js";
+import { ConfigError, UsageError } from "../errors.js";
+import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
 import { STAGES } from "../pipeline/stages.js";
-import { planStore } from "../store/plans.js";
-import { loadState } from "../store/state.js";
-import { localTracker } from "../trackers/local.js";
-import { openTracker } from "../trackers/open.js";
-import { fail, type Io } from "./io.js";
-import { openRuntime, type Runtime } from "./runtime.js";
+import { json, withDissent, type Common } from "./common.js";
+import { safe, type Io } from "./io.js";
 import { table } from "./table.js";
-
-interface Common {
-  json?: boolean;
-  config?: string;
-  verbose?: boolean;
-}
-
-/** Opens the runtime, runs `fn`, reports errors in the one-line format, and closes the store. */
-export async function withRuntime(opts: Common, io: Io, fn: (rt: Runtime) => Promise<number>): Promise<number> {
-  const rt = openRuntime({ ...(opts.config ? { config: opts.config } : {}) }, io);
-  try {
-    return await fn(rt);
-  } catch (e) {
-    return fail(e, io, Boolean(opts.verbose), rt.router.secrets());
-  } finally {
-    rt.close();
-  }
-}
-
-const json = (io: Io, value: unknown) => io.stdout(`${JSON.stringify(value)}\n`);
 
 /** `dissent issue new` — local tracker only. */
 export async function issueNew(opts: Common & { title: string; body?: string; bodyFile?: string; label: string[] }, io: Io): Promise<number> {
@@ -39,16 +13,15 @@ export async function issueNew(opts: Common & { title: string; body?: string; bo
   let body = opts.body ?? "";
   if (opts.bodyFile !== undefined) {
     try {
-      body = readFileSync(resolve(io.cwd, opts.bodyFile), "utf8");
+      body = opts.bodyFile === "-" ? ((await io.readStdin(LIMITS.bodyBytes)) ?? "") : readCapped((await import("node:path")).resolve(io.cwd, opts.bodyFile), LIMITS.bodyBytes, "--body-file");
     } catch (e) {
-      throw new UsageError(`--body-file ${opts.bodyFile}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+      throw ConfigError.isInstance(e) ? new UsageError(e.message) : e;
     }
   }
-  return withRuntime(opts, io, async (rt) => {
-    if (rt.config.tracker.type !== "local") throw new UsageError(`issue new works with the local tracker; ${rt.config.source} uses ${rt.config.tracker.type} (create the issue there)`);
-    const tracker = localTracker(rt.db);
-    const created = await tracker.create({ title: opts.title, body, labels: [...opts.label, "dissent-find"] });
-    rt.events.append({ type: "LabelChanged", issue_id: created.id, added: created.labels, removed: [], labels: created.labels });
+  if (Buffer.byteLength(body) > LIMITS.bodyBytes) throw new UsageError(`--body is larger than ${LIMITS.bodyBytes / 1024} KiB, the limit`);
+  if (Buffer.byteLength(opts.title) > 4096) throw new UsageError("--title is longer than 4 KiB, the limit");
+  return withDissent(opts, io, async (d) => {
+    const created = await d.issues.create({ title: opts.title, body, labels: opts.label });
     if (opts.json) json(io, { id: created.id, title: created.title, labels: created.labels });
     else io.stdout(`${created.id}\n`);
     return 0;
@@ -57,74 +30,71 @@ export async function issueNew(opts: Common & { title: string; body?: string; bo
 
 /** `dissent issue list`. */
 export async function issueList(opts: Common, io: Io): Promise<number> {
-  return withRuntime(opts, io, async (rt) => {
-    const tracker = await openTracker(rt.config, io.env, rt.db);
-    const plans = planStore(rt.db);
-    const issues = (await tracker.list()).map((i) => ({
-      id: i.id,
-      title: i.title,
-      labels: i.labels,
-      status: plans.get(i.id)?.status ?? "new",
-      pending_concerns: loadState(rt.db, i.id).pending_concerns.length,
-    }));
-    if (opts.json) json(io, issues);
-    else if (issues.length === 0) io.stdout("no issues (create one: dissent issue new --title \"…\")\n");
-    else io.stdout(table(["id", "status", "pending", "labels", "title"], issues.map((i) => [i.id, i.status, String(i.pending_concerns), i.labels.join(","), i.title])));
-    return 0;
-  });
+  return withDissent(
+    opts,
+    io,
+    async (d) => {
+      const issues = await d.issues.list();
+      if (opts.json) json(io, issues.map((i) => ({ id: i.id, title: i.title, labels: i.labels, status: i.status, pending_concerns: i.pending_concerns })));
+      else if (issues.length === 0) io.stdout('no issues (create one: dissent issue new --title "…")\n');
+      else io.stdout(table(["id", "status", "pending", "labels", "title"], issues.map((i) => [i.id, i.status, String(i.pending_concerns), i.labels.join(","), i.title])));
+      return 0;
+    },
+    { readOnly: true },
+  );
 }
 
-/** `dissent issue show ID`. */
-export async function issueShow(id: string, opts: Common, io: Io): Promise<number> {
-  return withRuntime(opts, io, async (rt) => {
-    const tracker = await openTracker(rt.config, io.env, rt.db);
-    const issue = await tracker.get(id);
-    const row = planStore(rt.db).get(issue.id);
-    const state = loadState(rt.db, issue.id);
-    const plans = planStore(rt.db);
-    const plan = row ? (plans.artifact(issue.id, row.cycle, "plan") ?? null) : null;
-    const criteria = row ? plans.artifact(issue.id, row.cycle, "acceptance_criteria") : undefined;
-    const out = {
-      id: issue.id,
-      title: issue.title,
-      body: issue.body,
-      labels: issue.labels,
-      status: row?.status ?? "new",
-      route: row?.route ?? null,
-      route_reason: row?.route_reason ?? null,
-      cycle: row?.cycle ?? 0,
-      plan,
-      acceptance_criteria: criteria ? (JSON.parse(criteria) as string[]) : [],
-      pending_concerns: state.pending_concerns,
-      addressed_concerns: state.addressed_concerns,
-      stages: state.stage_history.filter((s) => s.cycle === (row?.cycle ?? 0)).map(toStageRun),
-      ...(issue.url ? { url: issue.url } : {}),
-    };
-    if (opts.json) {
-      json(io, out);
+const ARTIFACTS = ["brief", "shape", "plan", "acceptance_criteria"] as const;
+
+/** `dissent issue show ID [--artifact NAME]`. */
+export async function issueShow(id: string, opts: Common & { artifact?: string }, io: Io): Promise<number> {
+  const artifact = opts.artifact;
+  if (artifact !== undefined && !(ARTIFACTS as readonly string[]).includes(artifact)) {
+    throw new UsageError(`--artifact must be one of ${ARTIFACTS.join(", ")}, not '${artifact}'`);
+  }
+  return withDissent(
+    opts,
+    io,
+    async (d) => {
+      const out = await d.issues.show(id);
+      if (artifact) {
+        const text =
+          artifact === "acceptance_criteria" ? (out.acceptance_criteria.length ? out.acceptance_criteria.map((c) => `- ${c}`).join("\n") : null) : out[artifact as "brief" | "shape" | "plan"];
+        if (text === null) throw new UsageError(`issue ${out.id} has no ${artifact.replace("_", " ")} in its latest cycle (dissent issue plan ${out.id} makes one)`);
+        if (opts.json) json(io, { issue: out.id, cycle: out.cycle, artifact, content: artifact === "acceptance_criteria" ? out.acceptance_criteria : text });
+        else io.stdout(`${text.trimEnd()}\n`);
+        return 0;
+      }
+      if (opts.json) {
+        const { brief: _b, shape: _s, ...shown } = out;
+        json(io, shown);
+        return 0;
+      }
+      const lines = [`#${out.id} ${safe(out.title)}`, `status: ${out.status}${out.route ? ` · route: ${out.route} (${out.route_reason})` : ""}`, `labels: ${out.labels.join(", ") || "none"}`];
+      if (out.body.trim()) lines.push("", safe(out.body.trim()));
+      if (out.stages.length) lines.push("", stageTable(out.stages).trimEnd());
+      if (out.plan) lines.push("", "## Plan", "", safe(out.plan.trim()));
+      if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${safe(c)}`));
+      lines.push("", concernList(out.pending_concerns));
+      io.stdout(`${lines.join("\n")}\n`);
       return 0;
-    }
-    const lines = [`#${out.id} ${out.title}`, `status: ${out.status}${out.route ? ` · route: ${out.route} (${out.route_reason})` : ""}`, `labels: ${out.labels.join(", ") || "none"}`];
-    if (out.body.trim()) lines.push("", out.body.trim());
-    if (out.stages.length) lines.push("", stageTable(out.stages).trimEnd());
-    if (plan) lines.push("", "## Plan", "", plan.trim());
-    if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${c}`));
-    lines.push("", concernList(out.pending_concerns));
-    io.stdout(`${lines.join("\n")}\n`);
-    return 0;
-  });
+    },
+    { readOnly: true },
+  );
 }
+
+const usd = (v: number | null) => (v === null ? "?" : v === 0 ? "$0" : `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`);
 
 function stageTable(stages: readonly StageRun[]): string {
   return table(
-    ["phase", "stage", "rounds", "outcome", "raised", "forwarded", "calls", "time"],
-    stages.map((s) => [s.phase, s.stage, String(s.rounds), s.outcome, String(s.concerns_raised), String(s.concerns_forwarded), String(s.calls), `${(s.duration_ms / 1000).toFixed(1)}s`]),
+    ["phase", "stage", "rounds", "outcome", "raised", "forwarded", "calls", "cost", "time"],
+    stages.map((s) => [s.phase, s.stage, String(s.rounds), s.outcome, String(s.concerns_raised), String(s.concerns_forwarded), String(s.calls), usd(s.cost_usd), `${(s.duration_ms / 1000).toFixed(1)}s`]),
   );
 }
 
 function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
-  return [`pending concerns (${pending.length}):`, ...pending.map((c) => `  ${c.id}  ${c.severity.padEnd(8)} → ${c.must_address_by.padEnd(9)} ${c.concern}`)].join("\n");
+  return [`pending concerns (${pending.length}):`, ...pending.map((c) => `  ${c.id}  ${c.severity.padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`)].join("\n");
 }
 
 function progressLine(p: PipelineProgress): string | undefined {
@@ -139,78 +109,67 @@ function progressLine(p: PipelineProgress): string | undefined {
       const { progress } = p;
       const critics = progress.critics
         ? Object.entries(progress.critics)
-            .map(([role, s]) => `${role.split(".").pop()} ${s === "done" ? "✓" : s === "failed" ? "✗" : "…"}`)
-            .join("  ")
+            .map(([role, s]) => `${(role.split(".").pop() ?? role).replace(/_/g, " ")} ${s === "done" ? "✓" : s === "failed" ? "✗" : "…"}`)
+            .join(" ")
         : "";
-      return `${p.phase} · round ${progress.round} · ${progress.step === "producing" ? "producing…" : critics}`;
+      return `${p.phase} r${progress.round} ${progress.step === "producing" ? "producing…" : critics}`;
     }
   }
 }
 
+/** One line per finished stage (stderr): the same on a TTY and off it. */
+const stageDoneLine = (r: StageRun) =>
+  `dissent: ${r.phase} ${r.outcome} after ${r.rounds} round${r.rounds === 1 ? "" : "s"} · ${r.calls} call${r.calls === 1 ? "" : "s"} · ${r.concerns_forwarded} forwarded${r.critic_failures ? ` · ${r.critic_failures} critic failure${r.critic_failures === 1 ? "" : "s"}` : ""}`;
+
 /** `dissent issue plan ID`. */
-export async function issuePlan(id: string, opts: Common, io: Io): Promise<number> {
-  return withRuntime(opts, io, async (rt) => {
-    const tracker = await openTracker(rt.config, io.env, rt.db);
-    const live = io.stderrIsTTY && !opts.json;
-    const ctx = rt.callContext({ issueId: id.replace(/^#/, "") });
-    const { knownGapsFor } = await import("../carryover/relevance.js");
+export async function issuePlan(id: string, opts: Common & { cache: boolean; replay?: boolean }, io: Io): Promise<number> {
+  if (!opts.cache && opts.replay) throw new UsageError("--no-cache and --replay cannot be used together");
+  return withDissent(opts, io, async (d, status) => {
     let result: PlanResult;
     try {
-      result = await planIssue(id, {
-        tracker,
-        plans: planStore(rt.db),
-        events: rt.events,
-        state: (issueId) => loadState(rt.db, issueId),
-        call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, budget, ...(emit ? { emit } : {}) }),
-        maxCalls: rt.config.budget.maxCallsPerIssue,
-        knownGaps: knownGapsFor(rt.config, (m) => io.stderr(`dissent: warning: ${m}\n`)),
-        warn: (m) => io.stderr(`${live ? "\r\x1b[2K" : ""}dissent: warning: ${m}\n`),
-        ...(live
-          ? {
-              onProgress: (p: PipelineProgress) => {
-                if (p.kind === "stage-done") {
-                  const r = p.run;
-                  io.stderr(`\r\x1b[2Kdissent: ${r.phase} ${r.outcome} after ${r.rounds} round${r.rounds === 1 ? "" : "s"} (${r.concerns_forwarded} forwarded)\n`);
-                  return;
-                }
-                const line = progressLine(p);
-                if (line) io.stderr(`\r\x1b[2Kdissent: ${line}`);
-              },
-            }
-          : {}),
+      result = await d.planIssue(id, {
+        cache: opts.replay ? "replay" : opts.cache ? "use" : "bypass",
+        onProgress: (p) => {
+          if (p.kind === "stage-done") {
+            status.print(stageDoneLine(p.run));
+            return;
+          }
+          const line = progressLine(p);
+          if (line && !opts.json) status.set(`dissent: ${line}`);
+        },
       });
     } finally {
-      if (live) io.stderr("\r\x1b[2K");
+      status.clear();
     }
     if (opts.json) {
       json(io, result);
       return 0;
     }
-    const lines = [`issue ${result.issue}: ${result.route} (${result.route_reason})`];
+    const lines = [`issue ${result.issue}: ${result.route} (${safe(result.route_reason)})`];
     if (result.stages.length) lines.push(stageTable(result.stages).trimEnd());
     else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
-    lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}`);
+    const costs = result.stages.map((s) => s.cost_usd);
+    const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
+    lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`);
     lines.push(concernList(result.pending_concerns));
-    lines.push(`plan: dissent issue show ${result.issue}`);
+    lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);
     io.stdout(`${lines.join("\n")}\n`);
     return 0;
   });
 }
 
+/** A positive pull request number, read strictly (no 1e+23). */
+export function prNumber(text: string): number {
+  const pr = Number(text);
+  if (!/^\d{1,10}$/.test(text) || pr <= 0 || pr > 2_147_483_647) throw new UsageError(`--pr must be a positive pull request number, not '${text}'`);
+  return pr;
+}
+
 /** `dissent issue merged ID --pr N`. */
 export async function issueMerged(id: string, opts: Common & { pr: string }, io: Io): Promise<number> {
-  const pr = Number(opts.pr);
-  if (!/^\d+$/.test(opts.pr) || pr <= 0) throw new UsageError(`--pr must be a positive pull request number, not '${opts.pr}'`);
-  return withRuntime(opts, io, async (rt) => {
-    const { mergeIssue } = await import("../carryover/merge.js");
-    const result = await mergeIssue(id, pr, {
-      tracker: await openTracker(rt.config, io.env, rt.db),
-      plans: planStore(rt.db),
-      events: rt.events,
-      state: (issueId) => loadState(rt.db, issueId),
-      wikiDir: join(rt.config.home, "wiki"),
-      warn: (m) => io.stderr(`dissent: warning: ${m}\n`),
-    });
+  const pr = prNumber(opts.pr);
+  return withDissent(opts, io, async (d) => {
+    const result = await d.merge(id, pr);
     if (opts.json) json(io, result);
     else if (result.already_merged) io.stdout(`issue ${result.issue} is already recorded as merged; nothing added\n`);
     else {
@@ -221,18 +180,26 @@ export async function issueMerged(id: string, opts: Common & { pr: string }, io:
   });
 }
 
-const KINDS = ["trivial", "deferred", "addressed-in-code", "addressed-in-test", "ignored"] as const;
-
 /** `dissent issue resolve ID CONCERN_ID --kind K --note "…"`. */
 export async function issueResolve(id: string, concernId: string, opts: Common & { kind: string; note: string }, io: Io): Promise<number> {
-  const kind = KINDS.find((k) => k === opts.kind);
-  if (!kind) throw new UsageError(`--kind must be one of ${KINDS.join(", ")}, not '${opts.kind}'`);
-  return withRuntime(opts, io, async (rt) => {
-    const issue = await (await openTracker(rt.config, io.env, rt.db)).get(id);
-    const { resolveConcern } = await import("../carryover/merge.js");
-    const resolution = resolveConcern(issue.id, concernId, kind, opts.note, { events: rt.events, state: (i) => loadState(rt.db, i) });
+  const kind = RESOLUTION_KINDS.find((k) => k === opts.kind) as ResolutionKind | undefined;
+  if (!kind) throw new UsageError(`--kind must be one of ${RESOLUTION_KINDS.join(", ")}, not '${opts.kind}'`);
+  return withDissent(opts, io, async (d) => {
+    const resolution = await d.issues.resolve(id, concernId, kind, opts.note);
     if (opts.json) json(io, resolution);
     else io.stdout(`resolved ${resolution.concern_id} (${resolution.resolution_kind})\n`);
+    return 0;
+  });
+}
+
+/** `dissent issue label ID [--add L]... [--remove L]...` — local issues, through the transition table. */
+export async function issueLabel(id: string, opts: Common & { add: string[]; remove: string[] }, io: Io): Promise<number> {
+  if (!opts.add.length && !opts.remove.length) throw new UsageError("give --add LABEL or --remove LABEL (repeatable)");
+  for (const l of [...opts.add, ...opts.remove]) if (!/^[^\s,]{1,50}$/.test(l)) throw new UsageError(`'${l}' is not a label (1 to 50 characters, no spaces or commas)`);
+  return withDissent(opts, io, async (d) => {
+    const labels = await d.issues.label(id, { add: opts.add, remove: opts.remove });
+    if (opts.json) json(io, { id: id.replace(/^#/, ""), labels });
+    else io.stdout(`${labels.join(", ") || "(no labels)"}\n`);
     return 0;
   });
 }

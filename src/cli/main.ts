@@ -17,41 +17,36 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
       writeErr: (s) => io.stderr(s),
       outputError: () => undefined, // reported once, in our own format, by run()
     });
+  const common = (c: Command) =>
+    c.option("--json", "machine-readable output").option("--config <file>", "config file (default: $DISSENT_CONFIG, then ./dissent.config.yaml)").option("--verbose", "every model call on stderr; stack traces on errors");
+  const cached = (c: Command) =>
+    c.addOption(new Option("--no-cache", "do not read the reply cache (new replies replace cached ones)")).option("--replay", "answer only from the cache; fail on any miss, never touch the network");
 
-  program
-    .command("run")
-    .description("Executor drafts; with --audit a challenger audits the draft and at most one revision follows (ADR-008/009).")
-    .argument("[prompt]", "the prompt; read from stdin when omitted and stdin is not a TTY")
-    .option("--audit", "audit the draft with the challenger")
-    .option("--json", "print one JSON object: final_output, audit_meta, run")
-    .option("--config <file>", "config file (default: $DISSENT_CONFIG, then ./dissent.config.yaml)")
-    .option("--constraint <text>", "add a constraint (repeatable)", collect, [])
-    .option("--policy <text|file>", "add a policy, as text or a file path (repeatable)", collect, [])
-    .addOption(new Option("--no-cache", "do not read or write the reply cache"))
-    .option("--replay", "answer only from the cache; fail on any miss, never touch the network")
-    .option("--verbose", "list each model call on stderr; stack traces on errors")
-    .action(async (prompt: string | undefined, opts) => {
-      const { runCommand } = await import("./run.js");
-      done(await runCommand(prompt, opts, io));
-    });
+  cached(
+    common(
+      program
+        .command("run")
+        .description("Executor drafts; with --audit a challenger audits the draft and at most one revision follows (ADR-008/009).")
+        .argument("[prompt]", "the prompt; read from stdin when omitted and stdin is not a TTY")
+        .option("--audit", "audit the draft with the challenger")
+        .option("--constraint <text|file>", "add a constraint, as text or a file path (repeatable)", collect, [])
+        .option("--policy <text|file>", "add a policy, as text or a file path (repeatable)", collect, []),
+    ),
+  ).action(async (prompt: string | undefined, opts) => done(await (await import("./run.js")).runCommand(prompt, opts, io)));
 
   const issue = program.command("issue").description("The adversarial planning pipeline of ADR-0064.");
-  const common = (c: Command) =>
-    c.option("--json", "machine-readable output").option("--config <file>", "config file").option("--verbose", "more detail on stderr");
   common(issue.command("new").description("Create an issue in the local tracker; prints its id."))
     .requiredOption("--title <title>", "issue title")
     .option("--body <text>", "issue body")
-    .option("--body-file <file>", "read the body from a file")
+    .option("--body-file <file>", "read the body from a file ('-' for stdin)")
     .option("--label <label>", "add a label (repeatable)", collect, [])
     .action(async (opts) => done(await (await import("./issue.js")).issueNew(opts, io)));
-  common(issue.command("list").description("List issues with their dissent state.")).action(async (opts) =>
-    done(await (await import("./issue.js")).issueList(opts, io)),
-  );
-  common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>")).action(async (id: string, opts) =>
-    done(await (await import("./issue.js")).issueShow(id, opts, io)),
-  );
-  common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")).action(
-    async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)),
+  common(issue.command("list").description("List issues with their dissent state.")).action(async (opts) => done(await (await import("./issue.js")).issueList(opts, io)));
+  common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>"))
+    .option("--artifact <name>", "print one artifact of the latest cycle: brief | shape | plan | acceptance_criteria")
+    .action(async (id: string, opts) => done(await (await import("./issue.js")).issueShow(id, opts, io)));
+  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>"))).action(async (id: string, opts) =>
+    done(await (await import("./issue.js")).issuePlan(id, opts, io)),
   );
   common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
     .requiredOption("--pr <n>", "the merging pull request number")
@@ -60,24 +55,32 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .requiredOption("--kind <kind>", "trivial | deferred | addressed-in-code | addressed-in-test | ignored")
     .option("--note <text>", "what was done", "")
     .action(async (id: string, concernId: string, opts) => done(await (await import("./issue.js")).issueResolve(id, concernId, opts, io)));
+  common(issue.command("label").description("Add or remove labels of a local issue (state labels move through the transition table).").argument("<id>"))
+    .option("--add <label>", "add a label (repeatable)", collect, [])
+    .option("--remove <label>", "remove a label (repeatable)", collect, [])
+    .action(async (id: string, opts) => done(await (await import("./issue.js")).issueLabel(id, opts, io)));
 
-  program
-    .command("events")
-    .description("The event log, oldest first.")
+  common(program.command("events").description("The event log, oldest first."))
     .option("--issue <id>", "only this issue's events")
-    .option("--json", "one JSON object per line")
-    .option("--config <file>", "config file")
-    .option("--verbose", "more detail")
     .action(async (opts) => done(await (await import("./events.js")).eventsCommand(opts, io)));
 
   const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");
   common(wiki.command("list").description("List wiki entries.")).action(async (opts) => done(await (await import("./wiki.js")).wikiList(opts, io)));
-  common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) =>
-    done(await (await import("./wiki.js")).wikiShow(entry, opts, io)),
-  );
+  common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) => done(await (await import("./wiki.js")).wikiShow(entry, opts, io)));
   common(wiki.command("prune").description("Mark entries older than N days stale (never injected again)."))
     .requiredOption("--older-than <days>", "age in days")
     .action(async (opts) => done(await (await import("./wiki.js")).wikiPrune(opts, io)));
+  common(wiki.command("export").description("Write every wiki entry as a markdown file into DIR.").argument("<dir>")).action(async (dir: string, opts) =>
+    done(await (await import("./wiki.js")).wikiExport(dir, opts, io)),
+  );
+  common(wiki.command("import").description("Read hand-edited wiki entry files from DIR back into the store.").argument("<dir>")).action(async (dir: string, opts) =>
+    done(await (await import("./wiki.js")).wikiImport(dir, opts, io)),
+  );
+
+  const cache = program.command("cache").description("The content-addressed reply cache.");
+  common(cache.command("clear").description("Remove cached replies (all, or older than DAYS) and say how many."))
+    .option("--older-than <days>", "only replies cached more than DAYS days ago")
+    .action(async (opts) => done(await (await import("./cache.js")).cacheClear(opts, io)));
 
   return program;
 }
@@ -102,4 +105,3 @@ export async function run(argv: string[], io: Io): Promise<number> {
     return fail(e, io, verbose);
   }
 }
-

@@ -1,11 +1,13 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { dirname, isAbsolute, relative, resolve } from "node:path";
+import { closeSync, existsSync, openSync, readSync, fstatSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
-import { ConfigFile, type Config } from "../contracts/config.js";
+import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { checkRoutes } from "../models/router.js";
+import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 
-/** With no config at all: a local Ollama, executor and challenger on different models. */
+/** With no config at all: a local Ollama, executor and challenger on different model families. */
 export const DEFAULT_PROVIDERS: Config["providers"] = {
   ollama: { type: "openai-compatible", base_url: "http://127.0.0.1:11434/v1" },
 };
@@ -15,6 +17,14 @@ export const DEFAULT_ROUTES: Config["routes"] = {
 };
 export const OLLAMA_HINT =
   "Start Ollama (`ollama serve`, then `ollama pull qwen3:8b` and `ollama pull llama3.1:8b`), or write a dissent.config.yaml naming a provider and set its API key (e.g. OPENAI_API_KEY)";
+
+/** Documented input limits (issue #9): a read beyond them is a clear error, never a 9 GB buffer. */
+export const LIMITS = {
+  configBytes: 1024 * 1024,
+  policyBytes: 256 * 1024,
+  promptBytes: 1024 * 1024,
+  bodyBytes: 1024 * 1024,
+} as const;
 
 export interface LoadOptions {
   /** `--config FILE` */
@@ -42,16 +52,53 @@ function display(path: string, cwd: string): string {
   return rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
 }
 
-/** A policy or constraint entry is a file when it names an existing file; otherwise it is the text itself. */
-export function textOrFile(entry: string, baseDir: string): string {
-  if (entry.includes("\n") || entry.length > 1024) return entry;
-  const path = resolve(baseDir, entry.trim());
+/**
+ * Reads at most `limit` bytes of a file as UTF-8; a larger file (or /dev/zero) is an error naming it
+ * and the limit, read no further than the limit.
+ */
+export function readCapped(path: string, limit: number, what: string): string {
+  let fd: number;
   try {
-    if (existsSync(path) && statSync(path).isFile()) return readFileSync(path, "utf8").trim();
-  } catch {
-    // unreadable: fall through and treat the entry as text
+    fd = openSync(path, "r");
+  } catch (e) {
+    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
   }
-  return entry;
+  try {
+    if (fstatSync(fd).isDirectory()) throw new ConfigError(`${what} ${path}: is a directory, not a file`);
+    const buf = Buffer.alloc(limit + 1);
+    let n = 0;
+    while (n <= limit) {
+      const got = readSync(fd, buf, n, limit + 1 - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    if (n > limit) throw new ConfigError(`${what} ${path} is larger than ${Math.round(limit / 1024)} KiB, the limit`);
+    return buf.subarray(0, n).toString("utf8");
+  } catch (e) {
+    if (ConfigError.isInstance(e)) throw e;
+    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * CONTRACT §2 r2: a policy or constraint with no whitespace that starts with `./`, `../`, `/` or
+ * `~/`, or ends in `.md` or `.txt`, is a file path; anything else is the text itself.
+ */
+export function isPathLike(entry: string): boolean {
+  const t = entry.trim();
+  if (t === "" || /\s/.test(t)) return false;
+  return /^(\.\/|\.\.\/|\/|~\/)/.test(t) || /\.(md|txt)$/i.test(t);
+}
+
+/** A policy or constraint entry: its text, or the content of the file it names (a missing file is an error naming it). */
+export function textOrFile(entry: string, baseDir: string, what = "policy file"): string {
+  if (!isPathLike(entry)) return entry;
+  const t = entry.trim();
+  const path = t.startsWith("~/") ? join(homedir(), t.slice(2)) : resolve(baseDir, t);
+  if (!existsSync(path)) throw new ConfigError(`${what} ${t} not found (${path})`);
+  return readCapped(path, LIMITS.policyBytes, what).trim();
 }
 
 /** Parses and validates one YAML config; errors name the file and, where known, the line. */
@@ -64,7 +111,13 @@ export function parseConfigText(text: string, file: string): ConfigFile {
     const at = pos ? `${file}:${pos.line}:${pos.col}` : file;
     throw new ConfigError(`${at}: invalid YAML: ${err.message.split("\n")[0]}`);
   }
-  const raw: unknown = doc.toJS() ?? {};
+  let raw: unknown;
+  try {
+    // YAML aliases expand into copies: a few lines can stand for billions of nodes. The parser counts them.
+    raw = doc.toJS({ maxAliasCount: 100 }) ?? {};
+  } catch (e) {
+    throw new ConfigError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
+  }
   const parsed = ConfigFile.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
@@ -80,27 +133,82 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   throw new ConfigError(`${file}${line}: ${message}`);
 }
 
+/** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
+function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  for (const [name, p] of Object.entries(config.providers)) {
+    const keyEnv = keyEnvOf(p);
+    const key = keyEnv ? env[keyEnv] : undefined;
+    if (key) out.push(key);
+    try {
+      out.push(...resolveHeaders(name, p, env, config.source).secrets);
+    } catch {
+      // an unset ${VAR}: nothing to redact yet; requireKeys reports it when a command would use it
+    }
+  }
+  if (config.tracker.type === "github" && env[config.tracker.token_env]) out.push(env[config.tracker.token_env] as string);
+  if (config.store.type === "postgres") {
+    const url = env[config.store.url_env];
+    if (url) {
+      try {
+        const password = decodeURIComponent(new URL(url).password);
+        if (password) out.push(password);
+      } catch {
+        // not a URL: the store reports it when opened
+      }
+    }
+  }
+  if (env.DISSENT_SERVE_TOKEN) out.push(env.DISSENT_SERVE_TOKEN);
+  return out.filter((s) => s.length >= 4);
+}
+
 /** Loads the configuration every command works from (CONTRACT §2). */
 export function loadConfig(opts: LoadOptions): Config {
   const path = findConfig(opts);
-  let file: ConfigFile = {};
-  let source = "defaults";
-  let baseDir = opts.cwd;
-  if (path) {
-    source = display(path, opts.cwd);
-    baseDir = dirname(path);
-    let text: string;
-    try {
-      text = readFileSync(path, "utf8");
-    } catch (e) {
-      throw new ConfigError(`${source}: cannot read config file (${(e as NodeJS.ErrnoException).code ?? "error"})`);
-    }
-    file = parseConfigText(text, source);
+  if (!path) return buildConfig({}, { source: "defaults", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
+  const source = display(path, opts.cwd);
+  let text: string;
+  try {
+    text = readCapped(path, LIMITS.configBytes, "config file");
+  } catch (e) {
+    throw new ConfigError(`${source}: ${(e as Error).message.replace(/^config file \S+:? ?/, "")}`);
   }
-  const envHome = opts.env.DISSENT_HOME;
-  const home = envHome ? resolve(opts.cwd, envHome) : file.home ? resolve(baseDir, file.home) : resolve(opts.cwd, ".dissent");
-  const config: Config = {
+  return buildConfig(parseConfigText(text, source), { source, baseDir: dirname(path), env: opts.env, cwd: opts.cwd });
+}
+
+/** A config given as an object (the library's `createDissent({ config })`), validated like a file. */
+export function configFromObject(value: unknown, opts: { env: Record<string, string | undefined>; cwd: string }): Config {
+  const parsed = ConfigFile.safeParse(value ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const key = issue ? issue.path.map(String).join(".") : "";
+    throw new ConfigError(`config: ${key ? `${key} ` : ""}${issue?.message ?? "invalid configuration"}`);
+  }
+  return buildConfig(parsed.data, { source: "config", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
+}
+
+/** Resolves a validated config file against the environment: defaults, home, policies, limits and secrets. */
+export function buildConfig(file: ConfigFile, at: { source: string; baseDir: string; env: Record<string, string | undefined>; cwd: string }): Config {
+  const { source, baseDir, env, cwd } = at;
+  const envHome = env.DISSENT_HOME;
+  const home = envHome ? resolve(cwd, envHome) : file.home ? resolve(baseDir, file.home) : resolve(cwd, ".dissent");
+  const maxCalls = file.budget?.max_calls_per_issue ?? 30;
+  if (maxCalls < MIN_CALLS_PER_ISSUE) {
+    throw new ConfigError(
+      `${source}: budget.max_calls_per_issue is ${maxCalls}, below ${MIN_CALLS_PER_ISSUE}, the least a load-bearing issue needs (the gate call, one round of every stage: 5+5+5+2, and the plan reviewer)`,
+    );
+  }
+  const policyIn = (what: string) => (entry: string) => {
+    try {
+      return textOrFile(entry, baseDir, what);
+    } catch (e) {
+      throw new ConfigError(`${source}: ${(e as Error).message}`);
+    }
+  };
+  const modelsDir = file.models_dir ? resolve(baseDir, file.models_dir.replace(/^~(?=\/)/, homedir())) : join(homedir(), ".cache", "dissent", "models");
+  const base: Omit<Config, "secrets"> = {
     source,
+    baseDir,
     home,
     // A config that names no providers (only policies, say) still runs on the built-in local defaults.
     providers: file.providers ?? DEFAULT_PROVIDERS,
@@ -108,13 +216,26 @@ export function loadConfig(opts: LoadOptions): Config {
     seed: file.seed ?? 7,
     callTimeoutMs: file.call_timeout_ms ?? 120_000,
     retryBackoffMs: file.retry_backoff_ms ?? 500,
-    policies: (file.policies ?? []).map((p) => textOrFile(p, baseDir)),
-    constraints: (file.constraints ?? []).map((c) => textOrFile(c, baseDir)),
+    policies: (file.policies ?? []).map(policyIn("policy file")),
+    constraints: (file.constraints ?? []).map(policyIn("constraint file")),
     tracker: file.tracker ?? { type: "local" },
-    budget: { maxCallsPerIssue: file.budget?.max_calls_per_issue ?? 30 },
+    store: file.store ?? { type: "sqlite" },
+    budget: { maxCallsPerIssue: maxCalls, maxUsdPerIssue: file.budget?.max_usd_per_issue ?? null },
     wiki: { maxEntries: file.wiki?.max_entries ?? 5, maxChars: file.wiki?.max_chars ?? 4000 },
+    factory: {
+      pollIntervalS: file.factory?.poll_interval_s ?? 60,
+      concurrency: file.factory?.concurrency ?? 4,
+      maxAttempts: file.factory?.max_attempts ?? 3,
+    },
+    telemetry: {
+      otlpEndpoint: file.telemetry?.otlp_endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
+      serviceName: file.telemetry?.service_name ?? env.OTEL_SERVICE_NAME ?? "dissent",
+    },
+    modelsDir,
+    offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
   };
+  const config: Config = { ...base, secrets: secretsOf(base, env) };
   checkRoutes(config);
   return config;
 }

@@ -1,42 +1,58 @@
 import { z } from "zod";
+import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
 /** The six audit categories of ADR-008 §2.1. */
-export const AuditCategory = z.enum([
+export const AUDIT_CATEGORIES = [
   "policy_compliance",
   "boundary_violation",
   "factual_risk",
   "unverifiable_claim",
   "internal_contradiction",
   "missing_verification",
-]);
-export type AuditCategory = z.infer<typeof AuditCategory>;
+] as const;
+export const AuditCategory = lenientEnum(AUDIT_CATEGORIES);
+export type AuditCategory = (typeof AUDIT_CATEGORIES)[number];
 
-/** Severity of an audit concern (lower case, as the challenger writes it). */
-export const AuditSeverity = z.enum(["critical", "high", "medium", "low"]);
-export type AuditSeverity = z.infer<typeof AuditSeverity>;
+/** Severity of an audit concern (lower case, as the challenger writes it; any case is read). */
+export const AuditSeverity = lenientEnum(["critical", "high", "medium", "low"]);
+export type AuditSeverity = "critical" | "high" | "medium" | "low";
 
-const lower = (v: unknown) => (typeof v === "string" ? v.trim().toLowerCase() : v);
+/** The challenger's verdict; "Needs Work" reads as `needs_work`. */
+export const Verdict = lenientEnum(["pass", "needs_work"]);
+export type Verdict = "pass" | "needs_work";
 
-/** One concern raised by the challenger about the draft. Case of enums and a null `suggested_fix` are forgiven. */
+/**
+ * One concern raised by the challenger about the draft. `evidence` comes first (CONTRACT §3 r2):
+ * models write fields in schema order, so the quote is written before the judgement.
+ */
 export const AuditConcern = z.object({
-  category: z.preprocess(lower, AuditCategory),
-  severity: z.preprocess(lower, AuditSeverity),
   evidence: z.preprocess((v) => v ?? "", z.string()),
-  concern: z.string().min(1),
-  suggested_fix: z
-    .string()
-    .nullish()
-    .transform((v) => v ?? undefined)
-    .optional(),
+  category: AuditCategory,
+  severity: AuditSeverity,
+  concern: z.string().trim().min(1),
+  suggested_fix: optionalText,
 });
 export type AuditConcern = z.infer<typeof AuditConcern>;
 
-/** The challenger's structured reply (ADR-008 §2.1: "MUST produce structured JSON audit output"). */
+/**
+ * The challenger's structured reply (ADR-008 §2.1). `concerns` precedes `verdict`, so a model
+ * quotes and reasons before it decides (CONTRACT §3 r2).
+ */
 export const AuditReply = z.object({
-  verdict: z.preprocess(lower, z.enum(["pass", "needs_work"])),
   concerns: z.preprocess((v) => v ?? [], z.array(AuditConcern)),
+  verdict: Verdict,
 });
 export type AuditReply = z.infer<typeof AuditReply>;
+
+/** Reads a challenger reply leniently: a concern with an unknown category or severity is dropped and counted. */
+export function readAuditReply(value: unknown): Read<AuditReply> {
+  if (!isObject(value)) return { ok: false, error: "not an object" };
+  const verdict = Verdict.safeParse(value.verdict);
+  if (!verdict.success) return { ok: false, error: `verdict: ${issueLine(verdict.error)}` };
+  const list = readList(value.concerns, AuditConcern);
+  if (!list) return { ok: false, error: "concerns: expected a list" };
+  return { ok: true, value: { concerns: list.items, verdict: verdict.data }, invalid: list.invalid, dropped: list.dropped };
+}
 
 /** Exactly what the challenger is given (ADR-009 §2) — nothing else. */
 export const AuditInput = z.object({
@@ -47,7 +63,7 @@ export const AuditInput = z.object({
 });
 export type AuditInput = z.infer<typeof AuditInput>;
 
-/** One model call as reported in `run.calls`. */
+/** One model call as reported in `run.calls` (CONTRACT §3); `error` on a call that failed. */
 export const CallRecord = z.object({
   role: z.string(),
   provider: z.string(),
@@ -57,8 +73,20 @@ export const CallRecord = z.object({
   latency_ms: z.number(),
   input_tokens: z.number(),
   output_tokens: z.number(),
+  /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (CONTRACT §8). */
+  cost_usd: z.number().nullable().optional(),
+  error: z.string().optional(),
 });
 export type CallRecord = z.infer<typeof CallRecord>;
+
+/** A grounded concern as `--json` shows it (CONTRACT §3 r2): no `suggested_fix`. */
+export const ShownConcern = z.object({
+  category: z.string(),
+  severity: z.string(),
+  evidence: z.string(),
+  concern: z.string(),
+});
+export type ShownConcern = z.infer<typeof ShownConcern>;
 
 /** Machine-readable audit metadata (ADR-009 §3). */
 export const AuditMeta = z.object({
@@ -71,6 +99,7 @@ export const AuditMeta = z.object({
   challenger_error: z.string().optional(),
   concerns: z.number().int().min(0),
   ungrounded_concerns: z.number().int().min(0),
+  invalid_concerns: z.number().int().min(0),
 });
 export type AuditMeta = z.infer<typeof AuditMeta>;
 
@@ -78,6 +107,7 @@ export type AuditMeta = z.infer<typeof AuditMeta>;
 export const RunOutput = z.object({
   final_output: z.string(),
   audit_meta: AuditMeta,
-  run: z.object({ run_id: z.string(), calls: z.array(CallRecord) }),
+  audit: z.object({ concerns: z.array(ShownConcern) }),
+  run: z.object({ run_id: z.string(), calls: z.array(CallRecord), cost_usd: z.number().nullable().optional() }),
 });
 export type RunOutput = z.infer<typeof RunOutput>;

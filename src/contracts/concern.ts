@@ -1,10 +1,15 @@
 import { z } from "zod";
+import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
-const upper = (v: unknown) => (typeof v === "string" ? v.trim().toUpperCase() : v);
+/** Severity of a pipeline finding or Concern. Models may write it in any case ("High" is HIGH). */
+export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
+export const Severity = lenientEnum(SEVERITIES);
+export type Severity = (typeof SEVERITIES)[number];
 
-/** Severity of a pipeline finding or Concern. Models may write it in any case. */
-export const Severity = z.preprocess(upper, z.enum(["CRITICAL", "HIGH", "MEDIUM", "LOW"]));
-export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW";
+/** Severity order, for "at least HIGH" comparisons. */
+export const SEVERITY_RANK: Record<Severity, number> = { CRITICAL: 4, HIGH: 3, MEDIUM: 2, LOW: 1 };
+/** CRITICAL or HIGH: the severities that block, need grounded evidence, and need more than a producer's word to settle. */
+export const isSerious = (s: Severity) => s === "CRITICAL" || s === "HIGH";
 
 /** Phases that raise concerns: the four adversarial stages, and the plan reviewer. */
 export const ConcernPhase = z.enum(["discover", "shape", "plan", "spec", "review"]);
@@ -21,6 +26,8 @@ export const Concern = z.object({
   stage: z.string(),
   raised_by: z.string(),
   severity: Severity,
+  /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). CONTRACT §4 r2. */
+  raised_severity: Severity.optional(),
   category: z.string(),
   concern: z.string(),
   evidence: z.string(),
@@ -32,10 +39,15 @@ export const Concern = z.object({
 export type Concern = z.infer<typeof Concern>;
 
 /** How a concern was resolved. */
-export const ResolutionKind = z.enum(["trivial", "deferred", "addressed-in-code", "addressed-in-test", "ignored"]);
-export type ResolutionKind = z.infer<typeof ResolutionKind>;
+export const RESOLUTION_KINDS = ["trivial", "deferred", "addressed-in-code", "addressed-in-test", "ignored"] as const;
+export const ResolutionKind = lenientEnum(RESOLUTION_KINDS);
+export type ResolutionKind = (typeof RESOLUTION_KINDS)[number];
 
-/** A record that a pending concern was answered, by whom and how. */
+/**
+ * A record that a pending concern was answered, by whom and how. `settled: false` is a producer's
+ * claim on a CRITICAL, HIGH or human_required concern: the concern stays pending until the plan
+ * reviewer confirms it or a person resolves it (CONTRACT §4 r2).
+ */
 export const ConcernResolution = z.object({
   concern_id: z.string(),
   fingerprint: z.string(),
@@ -43,65 +55,99 @@ export const ConcernResolution = z.object({
   note: z.string(),
   resolved_by: z.string(),
   resolved_at: z.string(),
+  settled: z.boolean().optional(),
 });
 export type ConcernResolution = z.infer<typeof ConcernResolution>;
 
 /** One item of a producer's or reviewer's `addressed` list. */
 export const AddressedItem = z.object({
-  concern_id: z.string(),
-  resolution_kind: z.preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() : v), ResolutionKind),
-  note: z.string().default(""),
+  concern_id: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string().trim().min(1)),
+  resolution_kind: ResolutionKind,
+  note: z.preprocess((v) => v ?? "", z.string()),
 });
 export type AddressedItem = z.infer<typeof AddressedItem>;
 
-/** An optional string a model may also write as null. */
-const optionalText = z
-  .string()
-  .nullish()
-  .transform((v) => v ?? undefined)
-  .optional();
-
-/** One finding of a critic, the spec judge or the plan reviewer. */
-export const Finding = z.object({
-  severity: Severity,
-  concern: z.string().min(1),
-  category: optionalText,
-  evidence: optionalText,
-  dimension: optionalText,
-  human_required: z
+const humanFlag = z.preprocess(
+  (v) => (v === "true" ? true : v === "false" ? false : v),
+  z
     .boolean()
     .nullish()
     .transform((v) => v ?? undefined)
     .optional(),
+);
+
+/**
+ * One finding of a critic, the spec judge or the plan reviewer. `evidence` comes first: a
+ * CRITICAL or HIGH finding must quote the artifact under review (CONTRACT §4 r2).
+ */
+export const Finding = z.object({
+  evidence: optionalText,
+  severity: Severity,
+  category: optionalText,
+  dimension: optionalText,
+  concern: z.string().trim().min(1),
+  human_required: humanFlag,
 });
 export type Finding = z.infer<typeof Finding>;
 
-/** An `addressed` list: items naming no valid resolution are dropped, not the whole reply with them. */
-const AddressedList = z.preprocess(
-  (v) => (Array.isArray(v) ? v.filter((item) => AddressedItem.safeParse(item).success) : v),
-  z.array(AddressedItem),
-);
-
-/** Reply of critics, `spec.judge` and `plan_reviewer`. */
+/** Reply of critics, `spec.judge` and `plan_reviewer` (the JSON Schema sent as response_format). */
 export const FindingsReply = z.object({
   findings: z.array(Finding),
-  addressed: AddressedList.optional(),
+  addressed: z.array(AddressedItem).optional(),
 });
 export type FindingsReply = z.infer<typeof FindingsReply>;
 
-/** The JSON form of a producer reply; plain markdown is accepted too. */
-export const ProducerReply = z.object({
-  artifact: z.string().min(1),
-  addressed: AddressedList.optional(),
-});
-export type ProducerReply = z.infer<typeof ProducerReply>;
+/**
+ * Reads a findings reply leniently: a finding or addressed item that does not fit is dropped and
+ * counted; a bare JSON array is read as the findings (CONTRACT §2 r2).
+ */
+export function readFindingsReply(value: unknown): Read<FindingsReply> {
+  if (Array.isArray(value)) {
+    const list = readList(value, Finding);
+    // A bare array with items but none a finding is prose in brackets, not a reply.
+    if (!list || (value.length > 0 && list.items.length === 0)) return { ok: false, error: "a list that holds no findings" };
+    return { ok: true, value: { findings: list.items }, invalid: list.invalid, dropped: list.dropped };
+  }
+  if (!isObject(value)) return { ok: false, error: "not an object" };
+  if (!("findings" in value)) return { ok: false, error: "findings: missing" };
+  const findings = readList(value.findings, Finding);
+  if (!findings) return { ok: false, error: "findings: expected a list" };
+  const addressed = readList(value.addressed, AddressedItem);
+  return {
+    ok: true,
+    value: { findings: findings.items, ...(addressed && addressed.items.length ? { addressed: addressed.items } : {}) },
+    invalid: findings.invalid,
+    dropped: findings.dropped,
+  };
+}
+
+/** Reads an `addressed` list: items that name no valid resolution are dropped. */
+export function readAddressed(value: unknown): AddressedItem[] {
+  return readList(value, AddressedItem)?.items ?? [];
+}
 
 /** Reply of `spec.ac_generator`. */
 export const AcceptanceCriteriaReply = z.object({
   acceptance_criteria: z.array(z.string().min(1)).min(1),
-  addressed: AddressedList.optional(),
+  addressed: z.array(AddressedItem).optional(),
 });
 export type AcceptanceCriteriaReply = z.infer<typeof AcceptanceCriteriaReply>;
+
+/** Reads the acceptance-criteria reply; empty or non-text criteria are dropped. */
+export function readCriteriaReply(value: unknown): Read<AcceptanceCriteriaReply> {
+  if (!isObject(value)) return { ok: false, error: "not an object" };
+  const list = readList(value.acceptance_criteria, z.string().trim().min(1));
+  if (!list || list.items.length === 0) return { ok: false, error: "acceptance_criteria: expected a non-empty list of strings" };
+  const addressed = readAddressed(value.addressed);
+  return { ok: true, value: { acceptance_criteria: list.items, ...(addressed.length ? { addressed } : {}) }, invalid: list.invalid, dropped: list.dropped };
+}
+
+/** The JSON form of a producer reply; plain markdown (with a fenced `addressed` block) is the usual one. */
+export const ProducerReply = z.object({
+  artifact: z.string().min(1),
+  addressed: z.array(AddressedItem).optional(),
+});
+export type ProducerReply = z.infer<typeof ProducerReply>;
 
 export const StageOutcome = z.enum(["converged", "exhausted", "oscillation", "budget", "crashed"]);
 export type StageOutcome = z.infer<typeof StageOutcome>;
@@ -109,7 +155,7 @@ export type StageOutcome = z.infer<typeof StageOutcome>;
 export const StagePhase = z.enum(["discover", "shape", "plan", "spec"]);
 export type StagePhase = z.infer<typeof StagePhase>;
 
-/** One finished stage as `issue plan --json` reports it (CONTRACT §4). */
+/** One finished stage as `issue plan --json` reports it (CONTRACT §4, r2 fields included). */
 export const StageRun = z.object({
   stage: z.string(),
   phase: StagePhase,
@@ -120,30 +166,23 @@ export const StageRun = z.object({
   concerns_forwarded: z.number().int(),
   duration_ms: z.number(),
   calls: z.number().int(),
+  critic_failures: z.number().int(),
+  ungrounded_findings: z.number().int(),
+  invalid_findings: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cost_usd: z.number().nullable(),
 });
 export type StageRun = z.infer<typeof StageRun>;
 
-/** A StageRun as the loop measures it and the event log keeps it: with tokens and its planning cycle. */
-export const StageRecord = StageRun.extend({
-  input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
-  cycle: z.number().int(),
-});
+/** A StageRun as the event log keeps it: with its planning cycle. */
+export const StageRecord = StageRun.extend({ cycle: z.number().int() });
 export type StageRecord = z.infer<typeof StageRecord>;
 
 /** The contract's view of a record: exactly the StageRun keys. */
 export function toStageRun(r: StageRecord): StageRun {
-  return {
-    stage: r.stage,
-    phase: r.phase,
-    rounds: r.rounds,
-    retries: r.retries,
-    outcome: r.outcome,
-    concerns_raised: r.concerns_raised,
-    concerns_forwarded: r.concerns_forwarded,
-    duration_ms: r.duration_ms,
-    calls: r.calls,
-  };
+  const { cycle: _cycle, ...run } = r;
+  return run;
 }
 
 /** An issue's adversarial state: the fold of its events. */

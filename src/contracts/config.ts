@@ -1,22 +1,47 @@
 import { z } from "zod";
 
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
+
+/** Per-token prices in USD per million tokens (CONTRACT §8); local models: 0. */
+export const Prices = z.object({ input_per_mtok: z.number().min(0).max(1e6), output_per_mtok: z.number().min(0).max(1e6) }).strict();
+export type Prices = z.infer<typeof Prices>;
+
+/** What every provider type may set (CONTRACT §2 r2). */
+const common = {
+  /** Environment variable holding the API key; the key itself is never written in config. */
+  api_key_env: envName.optional(),
+  /** Send `response_format: json_schema` (true, default) or `json_object` (false) for structured replies. */
+  structured_outputs: z.boolean().optional(),
+  /** Requests in flight at once to this provider, across every role and issue of the process; default unlimited. */
+  max_concurrency: z.number().int().min(1).max(10_000).optional(),
+  /** Upper bound on reply tokens sent with every request. */
+  max_tokens: z.number().int().min(1).max(10_000_000).optional(),
+  /** Extra HTTP headers; a value may name an env variable as ${VAR} (then it is a secret, like a key). */
+  headers: z.record(z.string().regex(/^[A-Za-z0-9-]+$/, "header names are letters, digits and '-'"), z.string()).optional(),
+  /** Merged into the request body (e.g. Ollama's `options`). */
+  extra_body: z.record(z.string(), z.unknown()).optional(),
+  prices: Prices.optional(),
+};
+
 /** How to reach one provider. */
-export const ProviderConfig = z
-  .object({
-    type: z.enum(["openai-compatible", "openai", "anthropic"]),
-    base_url: z.string().url().optional(),
-    /** Environment variable holding the API key; the key itself is never written in config. */
-    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name").optional(),
-    /** Send `response_format: json_schema` (true, default) or `json_object` (false) for structured replies. */
-    structured_outputs: z.boolean().optional(),
-  })
-  .strict()
-  .superRefine((p, ctx) => {
-    if (p.type === "openai-compatible" && !p.base_url) {
-      ctx.addIssue({ code: "custom", path: ["base_url"], message: "is required for type openai-compatible" });
-    }
-  });
+export const ProviderConfig = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("openai-compatible"), base_url: z.string().url(), ...common }).strict(),
+  z.object({ type: z.literal("openai"), base_url: z.string().url().optional(), ...common }).strict(),
+  z.object({ type: z.literal("anthropic"), base_url: z.string().url().optional(), ...common }).strict(),
+  z
+    .object({
+      type: z.literal("llama-cpp"),
+      /** `hf:<user>/<repo>:<quant>` or a path to a `.gguf` file (relative to the config file). */
+      model: z.string().min(1).optional(),
+      context_size: z.number().int().min(64).max(1_048_576).optional(),
+      threads: z.number().int().min(1).max(1024).optional(),
+      gpu: z.union([z.literal("auto"), z.literal(false)]).optional(),
+      ...common,
+    })
+    .strict(),
+]);
 export type ProviderConfig = z.infer<typeof ProviderConfig>;
+export type ProviderType = ProviderConfig["type"];
 
 const RouteTarget = z.string().regex(/^[^:\s]+:\S+$/, 'must look like "provider:model"');
 
@@ -30,12 +55,22 @@ export const TrackerConfig = z.discriminatedUnion("type", [
     .object({
       type: z.literal("github"),
       repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must look like "owner/name"'),
-      token_env: z.string().default("GITHUB_TOKEN"),
+      token_env: envName.default("GITHUB_TOKEN"),
       base_url: z.string().url().optional(),
     })
     .strict(),
 ]);
 export type TrackerConfig = z.infer<typeof TrackerConfig>;
+
+/** Where state lives (CONTRACT §7): the embedded SQLite file under the home, or one PostgreSQL database. */
+export const StoreConfig = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("sqlite") }).strict(),
+  z.object({ type: z.literal("postgres"), url_env: envName.default("DISSENT_DATABASE_URL") }).strict(),
+]);
+export type StoreConfig = z.infer<typeof StoreConfig>;
+
+/** The least budget a load-bearing issue needs: the gate call, one round of every stage (5+5+5+2) and the reviewer. */
+export const MIN_CALLS_PER_ISSUE = 19;
 
 /** The YAML config file, as written by a user. */
 export const ConfigFile = z
@@ -43,21 +78,42 @@ export const ConfigFile = z
     home: z.string().optional(),
     providers: z.record(z.string().regex(/^[^:\s]+$/, "provider names may not contain ':'"), ProviderConfig).optional(),
     routes: z.record(z.string(), RouteConfig).optional(),
-    seed: z.number().int().optional(),
-    call_timeout_ms: z.number().int().positive().optional(),
+    seed: z.number().int().min(-2_147_483_648).max(2_147_483_647).optional(),
+    /** Bounds each attempt of each call; at most 24 h. */
+    call_timeout_ms: z.number().int().min(1).max(86_400_000).optional(),
     /** First transport-retry delay; doubles per retry unless Retry-After says otherwise. */
-    retry_backoff_ms: z.number().int().min(0).optional(),
+    retry_backoff_ms: z.number().int().min(0).max(600_000).optional(),
     policies: z.array(z.string()).optional(),
     constraints: z.array(z.string()).optional(),
     tracker: TrackerConfig.optional(),
-    budget: z.object({ max_calls_per_issue: z.number().int().positive().optional() }).strict().optional(),
-    wiki: z
+    store: StoreConfig.optional(),
+    budget: z
       .object({
-        max_entries: z.number().int().positive().optional(),
-        max_chars: z.number().int().positive().optional(),
+        max_calls_per_issue: z.number().int().min(1).max(1_000_000).optional(),
+        max_usd_per_issue: z.number().positive().max(1e9).optional(),
       })
       .strict()
       .optional(),
+    wiki: z
+      .object({
+        max_entries: z.number().int().positive().max(1000).optional(),
+        max_chars: z.number().int().positive().max(1_000_000).optional(),
+      })
+      .strict()
+      .optional(),
+    factory: z
+      .object({
+        poll_interval_s: z.number().positive().max(86_400).optional(),
+        concurrency: z.number().int().min(1).max(256).optional(),
+        max_attempts: z.number().int().min(1).max(100).optional(),
+      })
+      .strict()
+      .optional(),
+    telemetry: z.object({ otlp_endpoint: z.string().url().optional(), service_name: z.string().min(1).optional() }).strict().optional(),
+    /** Where llama-cpp models are downloaded to (default ~/.cache/dissent/models). */
+    models_dir: z.string().optional(),
+    /** Never download a model (also DISSENT_OFFLINE=1). */
+    offline: z.boolean().optional(),
     log_content: z.boolean().optional(),
   })
   .strict();
@@ -67,6 +123,8 @@ export type ConfigFile = z.infer<typeof ConfigFile>;
 export interface Config {
   /** Where the config came from (a path), or "defaults". */
   source: string;
+  /** The folder relative paths in the config are resolved against. */
+  baseDir: string;
   home: string;
   providers: Record<string, ProviderConfig>;
   routes: Record<string, RouteConfig>;
@@ -76,7 +134,14 @@ export interface Config {
   policies: string[];
   constraints: string[];
   tracker: TrackerConfig;
-  budget: { maxCallsPerIssue: number };
+  store: StoreConfig;
+  budget: { maxCallsPerIssue: number; maxUsdPerIssue: number | null };
   wiki: { maxEntries: number; maxChars: number };
+  factory: { pollIntervalS: number; concurrency: number; maxAttempts: number };
+  telemetry: { otlpEndpoint: string | null; serviceName: string };
+  modelsDir: string;
+  offline: boolean;
   logContent: boolean;
+  /** Every secret the config names (provider keys, secret headers, tracker token, database URL): redacted at every sink. */
+  secrets: string[];
 }

@@ -22,7 +22,7 @@ export const ModelCallEvent = z.object({
   wiki_entries: z.array(z.string()).optional(),
   fallback_reason: z.string().optional(),
   attempts: z.number().int().optional(),
-  error: z.string().optional(),
+  finish_reason: z.string().optional(),
   stage: z.string().optional(),
   round: z.number().int().optional(),
   content: z.object({ request: z.unknown(), reply: z.string().optional() }).optional(),
@@ -87,6 +87,16 @@ export const ConcernForwarded = z.object({
   reason: z.enum(["advisory", "exhausted", "oscillation", "budget", "crashed", "carried", "review"]),
 });
 
+/** A factory worker could not plan an issue this time (CONTRACT §7); it is retried on a later poll with backoff. */
+export const IssuePlanFailed = z.object({
+  type: z.literal("IssuePlanFailed"),
+  ...base,
+  cycle: z.number().int(),
+  attempt: z.number().int(),
+  error: z.string(),
+  retry_at: z.string().nullable(),
+});
+
 export const ConcernAddressed = z.object({
   type: z.literal("ConcernAddressed"),
   ...base,
@@ -113,6 +123,7 @@ export const DissentEvent = z.discriminatedUnion("type", [
   ConcernAddressed,
   LabelChanged,
   ModelCallEvent,
+  IssuePlanFailed,
 ]);
 export type DissentEvent = z.infer<typeof DissentEvent>;
 export type EventType = DissentEvent["type"];

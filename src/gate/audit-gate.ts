@@ -1,11 +1,9 @@
-import { z } from "zod";
-import { AuditReply, type AuditConcern, type AuditInput, type AuditMeta, type CallRecord } from "../contracts/audit.js";
-import { AuditLimitExceeded, ConfigError, Interrupted, ReplayMiss, UsageError, messageOf } from "../errors.js";
-import type { CallMeta, ModelReply } from "../models/call.js";
-import { parseStructured, stripThink } from "../models/json.js";
-import type { ModelRequest, ReplySchema } from "../models/types.js";
+import type { AuditMeta, CallRecord, ShownConcern } from "../contracts/audit.js";
+import { AuditLimitExceeded } from "../errors.js";
+import type { ModelRequest } from "../models/types.js";
+import { dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
-import { groundConcerns } from "./grounding.js";
+import { challengeWith, type ChallengeResult, type GateCall } from "./challenge.js";
 
 /** ADR-009 §1: frozen in code, not configuration. */
 export const MAX_AUDIT_PASSES = 1;
@@ -34,57 +32,66 @@ export interface GateInput {
   audit: boolean;
 }
 
-/** ADR-009 §3: the single user-facing output, the machine-readable metadata, and the calls made. */
+/** ADR-009 §3: the single user-facing output, the machine-readable metadata, the grounded concerns, and the calls made. */
 export interface GateResult {
   final_output: string;
   audit_meta: AuditMeta;
+  /** The grounded concerns (category, severity, evidence, concern), for `--json` (CONTRACT §3 r2). */
+  concerns: ShownConcern[];
   calls: CallRecord[];
 }
 
 /** The gate's ports: the one model door, and where warnings and progress go. */
 export interface GateDeps {
-  call: (meta: CallMeta, request: ModelRequest) => Promise<ModelReply>;
+  call: GateCall;
   warn?: (message: string) => void;
   progress?: (step: "executor" | "challenger" | "revising") => void;
 }
 
-let auditSchema: ReplySchema | undefined;
-/** The JSON Schema sent as `response_format`, derived once from the zod schema. */
-export function auditReplySchema(): ReplySchema {
-  auditSchema ??= { name: "audit", jsonSchema: z.toJSONSchema(AuditReply, { io: "input" }) as Record<string, unknown> };
-  return auditSchema;
-}
-
-function executorSystem(constraints: readonly string[], policies: readonly string[]): { system: string; file: { name: string; hash: string } } {
+/** The executor's system prompt: its file, then the constraints and policies it must follow. */
+export function executorRequest(prompt: string, constraints: readonly string[], policies: readonly string[]): ModelRequest {
   const f = promptFile("prompts/executor.md");
   const parts = [f.text];
   if (constraints.length) parts.push(`Constraints:\n${constraints.map((c) => `- ${c}`).join("\n")}`);
   if (policies.length) parts.push(`Policies:\n${policies.map((p) => `- ${p}`).join("\n")}`);
-  return { system: parts.join("\n\n"), file: { name: f.name, hash: f.hash } };
-}
-
-/** A reasoning model's leading `<think>` block is not part of its answer. */
-function answerOf(text: string): string {
-  return /^\s*<think>/i.test(text) ? stripThink(text).replace(/^\s+/, "") : text;
+  return { system: parts.join("\n\n"), messages: [{ role: "user", content: prompt }], promptFile: { name: f.name, hash: f.hash } };
 }
 
 /**
- * The audit gate of ADR-008: executor draft → challenger audit → at most one revision.
- * A challenger failure of any kind returns the draft unchanged (ADR-008 §5).
+ * The revision request (CONTRACT §3 r2): the executor's own conversation, then the grounded
+ * concerns as data — category, severity, evidence, concern; never `suggested_fix`, which can carry
+ * the challenger's own facts (ADR-008 §5). The critique follows the conversation, so the request
+ * prefix (and a provider's prompt cache) is unchanged.
  */
-export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateResult> {
-  const limits = new PassLimits();
-  const calls: CallRecord[] = [];
-  const exec = executorSystem(input.constraints, input.policies);
-  const conversation: ModelRequest["messages"] = [{ role: "user", content: input.prompt }];
+export function revisionRequest(executor: ModelRequest, draft: string, concerns: readonly ShownConcern[]): ModelRequest {
+  const f = promptFile("prompts/revision.md");
+  return {
+    system: executor.system,
+    messages: [
+      ...executor.messages,
+      { role: "assistant", content: draft },
+      { role: "user", content: `${f.text}\n\n${dataBlock("audit_concerns", JSON.stringify(concerns, null, 2))}` },
+    ],
+    promptFile: { name: f.name, hash: f.hash },
+  };
+}
 
-  deps.progress?.("executor");
-  const draftReply = await deps.call({ role: "executor" }, { system: exec.system, messages: conversation, promptFile: exec.file });
-  calls.push(draftReply.record);
-  const draft = answerOf(draftReply.text);
+/** 8B models open a revision with "Here is the revised answer:" however they are asked: that line is not the answer. */
+const PREAMBLE = /^\s*(?:sure[,!.]?\s*)?(?:here is|here's|below is|this is)\b[^\n]{0,60}\b(?:revis|updat|correct|improv|fix)\w*\b[^\n]{0,40}:?\s*\n+/i;
+export const stripPreamble = (text: string) => text.replace(PREAMBLE, "");
 
+/** The fields of a concern that are shown and sent on: no `suggested_fix`. */
+export const shown = (c: { category: string; severity: string; evidence: string; concern: string }): ShownConcern => ({
+  category: c.category,
+  severity: c.severity,
+  evidence: c.evidence,
+  concern: c.concern,
+});
+
+/** audit_meta from a challenge result (CONTRACT §3). */
+export function metaOf(result: ChallengeResult | undefined, audit: boolean): AuditMeta {
   const meta: AuditMeta = {
-    audit_used: input.audit,
+    audit_used: audit,
     audit_verdict: null,
     revised: false,
     audit_passes: 0,
@@ -92,76 +99,59 @@ export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateR
     challenger_status: "skipped",
     concerns: 0,
     ungrounded_concerns: 0,
+    invalid_concerns: 0,
   };
-  if (!input.audit) return { final_output: draft, audit_meta: meta, calls };
-
-  // ADR-009 §2: the challenger sees exactly these four fields — no routing, memory or tools.
-  const auditInput: AuditInput = {
-    prompt: input.prompt,
-    executor_output: draft,
-    constraints: [...input.constraints],
-    policies: [...input.policies],
-  };
-  limits.audit();
-  meta.audit_passes = limits.audits;
-  deps.progress?.("challenger");
-  const challenger = promptFile("prompts/challenger.md");
-  let concerns: AuditConcern[];
-  let verdict: "pass" | "needs_work";
-  try {
-    const reply = await deps.call(
-      { role: "challenger" },
-      {
-        system: challenger.text,
-        messages: [{ role: "user", content: JSON.stringify(auditInput, null, 2) }],
-        schema: auditReplySchema(),
-        promptFile: { name: challenger.name, hash: challenger.hash },
-      },
-    );
-    calls.push(reply.record);
-    const parsed = parseStructured(reply.text, AuditReply);
-    if (!parsed.ok) throw new Error(`challenger reply is ${parsed.reason === "unparseable" ? "not JSON" : "not a valid audit"}: ${parsed.error}`);
-    verdict = parsed.value.verdict;
-    concerns = parsed.value.concerns;
-  } catch (e) {
-    // The user's configuration, Ctrl-C, a replay miss and the frozen limits are not the challenger failing.
-    if ([ReplayMiss, Interrupted, AuditLimitExceeded, ConfigError, UsageError].some((k) => k.isInstance(e))) throw e;
-    meta.challenger_status = "failed";
-    meta.challenger_error = messageOf(e);
-    deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`);
-    return { final_output: draft, audit_meta: meta, calls };
+  if (!result) return meta;
+  meta.audit_passes = 1;
+  meta.challenger_status = result.status;
+  if (result.status === "failed") {
+    meta.challenger_error = result.error ?? "challenger failed";
+    return meta;
   }
+  meta.audit_verdict = result.verdict;
+  meta.concerns = result.concerns.length;
+  meta.ungrounded_concerns = result.ungrounded.length;
+  meta.invalid_concerns = result.invalid.length;
+  return meta;
+}
 
-  meta.challenger_status = "ok";
-  const { grounded, ungrounded } = groundConcerns(draft, concerns);
-  meta.concerns = grounded.length;
-  meta.ungrounded_concerns = ungrounded.length;
-  meta.audit_verdict = verdict === "needs_work" && grounded.length > 0 ? "needs_work" : "pass";
-  if (meta.audit_verdict === "pass") return { final_output: draft, audit_meta: meta, calls };
+/**
+ * The audit gate of ADR-008: executor draft → challenger audit → at most one revision. A challenger
+ * failure of any kind returns the draft unchanged (ADR-008 §5), with a warning — never silently.
+ */
+export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateResult> {
+  const limits = new PassLimits();
+  const calls: CallRecord[] = [];
+  const exec = executorRequest(input.prompt, input.constraints, input.policies);
+
+  deps.progress?.("executor");
+  const draftReply = await deps.call({ role: "executor" }, exec);
+  calls.push(draftReply.record);
+  const draft = draftReply.answer;
+  if (!input.audit) return { final_output: draft, audit_meta: metaOf(undefined, false), concerns: [], calls };
+
+  limits.audit();
+  deps.progress?.("challenger");
+  const result = await challengeWith(deps.call, { prompt: input.prompt, draft, constraints: input.constraints, policies: input.policies });
+  if (result.call) calls.push(result.call);
+  const meta = metaOf(result, true);
+  if (result.status === "failed") {
+    deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`);
+    return { final_output: draft, audit_meta: meta, concerns: [], calls };
+  }
+  const concerns = result.concerns.map(shown);
+  if (meta.audit_verdict === "pass") return { final_output: draft, audit_meta: meta, concerns, calls };
 
   limits.revision();
   meta.revision_passes = limits.revisions;
   deps.progress?.("revising");
-  // The critique goes after the conversation, so the executor's prompt prefix (and the provider's cache of it) is unchanged.
-  const revisionPrompt = promptFile("prompts/revision.md");
-  const revision = await deps.call(
-    { role: "revision", routeAs: "executor" },
-    {
-      system: exec.system,
-      messages: [
-        ...conversation,
-        { role: "assistant", content: draft },
-        { role: "user", content: `${revisionPrompt.text}\n\n${JSON.stringify({ concerns: grounded }, null, 2)}` },
-      ],
-      promptFile: { name: revisionPrompt.name, hash: revisionPrompt.hash },
-    },
-  );
+  const revision = await deps.call({ role: "revision", routeAs: "executor" }, revisionRequest(exec, draft, concerns));
   calls.push(revision.record);
-  const revised = answerOf(revision.text);
+  const revised = stripPreamble(revision.answer);
   if (revised.trim() === "") {
     deps.warn?.("revision came back empty; returning the draft");
-    return { final_output: draft, audit_meta: meta, calls };
+    return { final_output: draft, audit_meta: meta, concerns, calls };
   }
   meta.revised = true;
-  return { final_output: revised, audit_meta: meta, calls };
+  return { final_output: revised, audit_meta: meta, concerns, calls };
 }

@@ -5,16 +5,10 @@ import { callModel } from "../models/call.js";
 import { fixedRouter } from "../models/router.js";
 import type { CallContext } from "../models/types.js";
 import { auditGate, type GateResult } from "./audit-gate.js";
+import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
 
-/** Options of `runAudit`: two AI SDK models and the work to audit. */
-export interface RunAuditOptions {
-  executor: LanguageModel;
-  challenger: LanguageModel;
-  prompt: string;
-  constraints?: readonly string[];
-  policies?: readonly string[];
-  /** Skip the challenger (the gate's `--audit`-less path). Default true. */
-  audit?: boolean;
+/** What every library entry point may set besides its models. */
+export interface LibraryCallOptions {
   /** A reply cache; none unless given. */
   cache?: ReplyCache;
   seed?: number;
@@ -25,17 +19,25 @@ export interface RunAuditOptions {
   signal?: AbortSignal;
   /** Receives a ModelCall event per call. */
   onEvent?: (event: NewEvent) => void;
+}
+
+/** Options of `runAudit`: two AI SDK models and the work to audit. */
+export interface RunAuditOptions extends LibraryCallOptions {
+  executor: LanguageModel;
+  challenger: LanguageModel;
+  prompt: string;
+  constraints?: readonly string[];
+  policies?: readonly string[];
+  /** Skip the challenger (the gate's `--audit`-less path). Default true. */
+  audit?: boolean;
   /** Receives the one-line warning when the challenger fails open (default: a Node process warning, never silent). */
   onWarning?: (message: string) => void;
 }
 
-/**
- * The audit gate over any pair of AI SDK models (ADR-008/009): same gate, same limits
- * and same fail-open rule as `dissent run --audit`.
- */
-export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
+/** The one model door over fixed models, as the library's entry points use it. */
+export function libraryCall(models: Record<string, LanguageModel>, opts: LibraryCallOptions): GateCall {
   const ctx: CallContext = {
-    router: fixedRouter({ executor: opts.executor, challenger: opts.challenger }),
+    router: fixedRouter(models),
     ...(opts.cache ? { cache: opts.cache } : {}),
     cacheMode: "use",
     seed: opts.seed ?? 7,
@@ -45,11 +47,32 @@ export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.onEvent ? { emit: opts.onEvent } : {}),
   };
+  return (meta, request, parse) => callModel(meta, request, ctx, parse);
+}
+
+/**
+ * The audit gate over any pair of AI SDK models (ADR-008/009): same gate, same limits
+ * and same fail-open rule as `dissent run --audit`.
+ */
+export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
   return auditGate(
     { prompt: opts.prompt, constraints: opts.constraints ?? [], policies: opts.policies ?? [], audit: opts.audit ?? true },
     {
-      call: (meta, request) => callModel(meta, request, ctx),
+      call: libraryCall({ executor: opts.executor, challenger: opts.challenger }, opts),
       warn: opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_CHALLENGER_FAILED" })),
     },
   );
+}
+
+/** Options of `challenge`: a challenger model and the draft it audits. */
+export interface ChallengeOptions extends ChallengeInput, LibraryCallOptions {
+  challenger: LanguageModel;
+}
+
+/**
+ * The gate's challenger step on a given draft (CONTRACT §10): the executor is not called. The
+ * grounded, ungrounded and invalid concerns come back themselves, with the verdict and the call.
+ */
+export function challenge(opts: ChallengeOptions): Promise<ChallengeResult> {
+  return challengeWith(libraryCall({ challenger: opts.challenger }, opts), opts);
 }

@@ -1,4 +1,4 @@
-/** A reply exactly as the provider sent it, with its usage — what the cache stores. */
+/** A reply exactly as the provider sent it (secrets redacted), with its usage — what the cache stores. */
 export interface CachedReply {
   text: string;
   input_tokens: number;
@@ -6,18 +6,19 @@ export interface CachedReply {
   finish_reason: string;
 }
 
-/** Content-addressed reply cache port; the store provides the SQLite adapter. */
+/** Content-addressed reply cache port; the store provides the SQLite and PostgreSQL adapters. */
 export interface ReplyCache {
-  get(key: string): CachedReply | undefined;
-  put(key: string, reply: CachedReply, meta: { provider: string; model: string }): void;
+  get(key: string): Promise<CachedReply | undefined>;
+  /** Stores (or replaces) the reply for `key`. */
+  put(key: string, reply: CachedReply, meta: { provider: string; model: string }): Promise<void>;
 }
 
 /** An in-memory cache, for the library and tests. */
 export function memoryCache(): ReplyCache & { size(): number } {
   const map = new Map<string, CachedReply>();
   return {
-    get: (key) => map.get(key),
-    put: (key, reply) => void map.set(key, reply),
+    get: async (key) => map.get(key),
+    put: async (key, reply) => void map.set(key, reply),
     size: () => map.size,
   };
 }

@@ -1,9 +1,11 @@
 import type { OutputInterface } from "ai";
 import type { CallRecord } from "../contracts/audit.js";
-import { Interrupted, ProviderAuthError, ProviderError, ReplayMiss, messageOf } from "../errors.js";
+import { DissentError, Interrupted, ProviderAuthError, ProviderError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
-import { redact } from "../redact.js";
 import type { CachedReply } from "./cache.js";
+import { stripThink, type Parsed } from "./json.js";
+import { roundUsd } from "./pricing.js";
+import { INCOMPLETE_STREAM } from "./sse-fetch.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
 
@@ -17,10 +19,15 @@ export interface CallMeta {
 }
 
 /** A model's reply with the record of the call that produced it. */
-export interface ModelReply {
+export interface ModelReply<T = unknown> {
+  /** The reply as received (secrets redacted). */
   text: string;
+  /** The answer: the reply with reasoning (`<think>` …) removed (CONTRACT §2 r2). */
+  answer: string;
   record: CallRecord;
   requestHash: string;
+  /** The structured reading, when the caller gave a parser; its failure is on the record and the ModelCall event. */
+  parsed?: Parsed<T>;
 }
 
 /** Content address of a request: endpoint, model, messages, parameters and schema — never credentials. */
@@ -33,7 +40,7 @@ export function requestKey(target: ModelTarget, request: ModelRequest, seed: num
       structured: request.schema ? target.structured : "none",
       system: request.system,
       messages: request.messages,
-      params: { temperature: 0, seed },
+      params: { temperature: 0, seed, ...(target.maxTokens ? { max_tokens: target.maxTokens } : {}) },
       schema: request.schema ?? null,
     }),
   );
@@ -54,24 +61,31 @@ class AttemptsFailed extends Error {
 
 const defaultSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Interrupted("interrupted"));
+    if (signal?.aborted) return reject(interruption(signal));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(interruption(signal));
+    };
     const t = setTimeout(() => {
       signal?.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(new Interrupted("interrupted"));
-    };
     signal?.addEventListener("abort", onAbort, { once: true });
   });
+
+/** The error for an aborted signal: its reason when that is one of ours (Interrupted naming the signal, a lost lease), else Interrupted. */
+export function interruption(signal: AbortSignal | undefined): DissentError {
+  const reason: unknown = signal?.reason;
+  if (DissentError.isInstance(reason)) return reason;
+  return new Interrupted("interrupted");
+}
 
 /** An AI SDK Output that asks for JSON via `response_format` but hands back the raw text: we parse tolerantly. */
 function rawJsonOutput(schema: ReplySchema, mode: ModelTarget["structured"]): OutputInterface<string, string, never> {
   return {
     name: "json",
     responseFormat: Promise.resolve(
-      mode === "json_schema" ? { type: "json", schema: schema.jsonSchema as never, name: schema.name } : { type: "json" },
+      mode === "json_schema" || mode === "grammar" ? { type: "json", schema: schema.jsonSchema as never, name: schema.name } : { type: "json" },
     ),
     parseCompleteOutput: async ({ text }) => text,
     parsePartialOutput: async () => undefined,
@@ -79,70 +93,127 @@ function rawJsonOutput(schema: ReplySchema, mode: ModelTarget["structured"]): Ou
   };
 }
 
-type Generate = (typeof import("ai"))["generateText"];
+type Ai = typeof import("ai");
 type Model = Awaited<ReturnType<ModelTarget["load"]>>;
+let ai: Promise<Ai> | undefined;
+let fetchReady: Promise<unknown> | undefined;
 
-async function generateOnce(generateText: Generate, model: Model, target: ModelTarget, request: ModelRequest, seed: number, signal: AbortSignal): Promise<CachedReply> {
-  const structured = request.schema !== undefined && target.structured !== "prompt";
-  const result = await generateText({
-    model,
-    system: request.system,
-    messages: request.messages,
-    temperature: 0,
-    seed,
-    maxRetries: 0, // transport retries are ours: bounded, per attempt timeout, Retry-After honoured
-    abortSignal: signal,
-    ...(structured && request.schema
-      ? {
-          output: rawJsonOutput(request.schema, target.structured),
-          providerOptions: { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } },
-        }
-      : {}),
-  });
-  return {
-    text: result.text,
-    input_tokens: result.usage.inputTokens ?? 0,
-    output_tokens: result.usage.outputTokens ?? 0,
-    finish_reason: String(result.finishReason),
-  };
-}
-
-/** The SDK and the target's model, loaded before any clock or budget starts: call_timeout_ms bounds the model, not our imports. */
-async function prepare(target: ModelTarget): Promise<{ generateText: Generate; model: Model }> {
-  const [{ generateText }, model] = await Promise.all([import("ai"), target.load()]);
+/**
+ * The SDK, the target's model and Node's fetch (whose HTTP client loads on first use, ~100 ms),
+ * loaded before any clock or budget starts: call_timeout_ms bounds the request, not our imports.
+ */
+async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generateText"]; model: Model }> {
+  ai ??= import("ai");
+  fetchReady ??= fetch("data:,").then((r) => r.arrayBuffer(), () => undefined);
+  const [{ generateText }, model] = await Promise.all([ai, target.load(), fetchReady]);
   return { generateText, model };
 }
 
-async function withRetries(
-  { generateText, model }: { generateText: Generate; model: Model },
+interface Received extends CachedReply {
+  raw_finish_reason?: string;
+}
+
+/** One attempt: its own timer, cleared when it ends (no timer outlives its call), and the caller's signal linked in. */
+async function attemptOnce(
+  { generateText, model }: Awaited<ReturnType<typeof prepare>>,
   target: ModelTarget,
   request: ModelRequest,
   ctx: CallContext,
-): Promise<{ reply: CachedReply; attempts: number }> {
-  const sleep = ctx.sleep ?? defaultSleep;
-  for (let attempt = 0; ; attempt++) {
-    const timeout = AbortSignal.timeout(ctx.timeoutMs);
-    const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
-    try {
-      return { reply: await generateOnce(generateText, model, target, request, ctx.seed, signal), attempts: attempt + 1 };
-    } catch (e) {
-      if (ctx.signal?.aborted) throw new Interrupted("interrupted");
-      const failure = classify(e, timeout.aborted);
-      // A Retry-After longer than a minute is honoured by not retrying early: the call fails, saying so.
-      const tooLong = failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
-      if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries || tooLong) {
-        if (tooLong) failure.detail += ` (the server asks to retry after ${Math.round((failure.retryAfterMs ?? 0) / 1000)} s)`;
-        throw new AttemptsFailed(failure, attempt + 1);
-      }
-      await sleep(failure.retryAfterMs ?? ctx.backoffMs * 2 ** attempt, ctx.signal);
-    }
+): Promise<{ reply: Received } | { error: unknown; timedOut: boolean }> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error("timed out"));
+  }, ctx.timeoutMs);
+  const onAbort = () => controller.abort(ctx.signal?.reason);
+  ctx.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    if (ctx.signal?.aborted) throw interruption(ctx.signal);
+    const structured = request.schema !== undefined && target.structured !== "prompt";
+    const result = await generateText({
+      model,
+      system: request.system,
+      messages: request.messages,
+      temperature: 0,
+      seed: ctx.seed,
+      ...(target.maxTokens ? { maxOutputTokens: target.maxTokens } : {}),
+      maxRetries: 0, // transport retries are ours: bounded, per-attempt timeout, Retry-After honoured
+      abortSignal: controller.signal,
+      ...(structured && request.schema
+        ? {
+            output: rawJsonOutput(request.schema, target.structured),
+            providerOptions: { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } },
+          }
+        : {}),
+    });
+    const raw = result.rawFinishReason;
+    return {
+      reply: {
+        text: result.text,
+        input_tokens: result.usage.inputTokens ?? 0,
+        output_tokens: result.usage.outputTokens ?? 0,
+        finish_reason: String(result.finishReason),
+        ...(typeof raw === "string" ? { raw_finish_reason: raw } : {}),
+      },
+    };
+  } catch (e) {
+    if (ctx.signal?.aborted) throw interruption(ctx.signal);
+    return { error: e, timedOut };
+  } finally {
+    clearTimeout(timer);
+    ctx.signal?.removeEventListener("abort", onAbort);
   }
 }
 
-function describe(target: ModelTarget, f: AttemptsFailed, secrets: readonly string[]): string {
+/** Is this reply an answer at all? A reply cut off or empty is a failed call (CONTRACT §2 r2). */
+function unusable(reply: Received, target: ModelTarget): Classified | undefined {
+  const what = `provider '${target.provider}' (${target.model})`;
+  if (reply.finish_reason === "length") {
+    const limit = target.maxTokens ? ` (max_tokens ${target.maxTokens})` : "";
+    return { kind: "truncated", detail: `${what} cut the reply off at its length limit${limit}: raise max_tokens for provider '${target.provider}'` };
+  }
+  if (reply.raw_finish_reason === INCOMPLETE_STREAM) return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
+  if (stripThink(reply.text).trim() === "") {
+    const reasoningOnly = reply.text.trim() !== "";
+    return { kind: "empty_reply", detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}` };
+  }
+  return undefined;
+}
+
+async function withRetries(
+  loaded: Awaited<ReturnType<typeof prepare>>,
+  target: ModelTarget,
+  request: ModelRequest,
+  ctx: CallContext,
+): Promise<{ reply: Received; attempts: number }> {
+  const sleep = ctx.sleep ?? defaultSleep;
+  for (let attempt = 0; ; attempt++) {
+    // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.
+    const run = () => attemptOnce(loaded, target, request, ctx);
+    const outcome = await (target.limiter ? target.limiter(run) : run());
+    let failure: Classified;
+    if ("reply" in outcome) {
+      const bad = unusable(outcome.reply, target);
+      if (!bad) return { reply: outcome.reply, attempts: attempt + 1 };
+      failure = bad;
+    } else {
+      failure = classify(outcome.error, outcome.timedOut);
+    }
+    // A Retry-After longer than a minute is honoured by not retrying early: the call fails, saying so.
+    const tooLong = failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
+    if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries || tooLong) {
+      if (tooLong) failure.detail += ` (the server asks to retry after ${Math.round((failure.retryAfterMs ?? 0) / 1000)} s)`;
+      throw new AttemptsFailed(failure, attempt + 1);
+    }
+    await sleep(failure.retryAfterMs ?? ctx.backoffMs * 2 ** attempt, ctx.signal);
+  }
+}
+
+function describe(target: ModelTarget, f: AttemptsFailed): string {
   const what = `provider '${target.provider}' (${target.model})`;
   const tries = f.attempts > 1 ? ` after ${f.attempts} attempts` : "";
-  const detail = redact(f.failure.detail, secrets);
+  const detail = f.failure.detail;
   switch (f.failure.kind) {
     case "auth":
       return `${what} refused the request (${f.failure.status ?? "auth"}): ${detail}${target.keyHint ? `; check ${target.keyHint}` : ""}`;
@@ -150,24 +221,50 @@ function describe(target: ModelTarget, f: AttemptsFailed, secrets: readonly stri
       return `${what} timed out${tries}`;
     case "unreachable":
       return `could not reach ${what} at ${target.endpoint.replace(/^[^ ]+ /, "")}${tries}: ${detail}${target.unreachableHint ? `. ${target.unreachableHint}` : ""}`;
+    case "empty_reply":
+    case "truncated":
+      return `${detail}${tries}`;
     default:
       return `${what} failed${tries}: ${detail}`;
   }
 }
 
+/** Characters of a request, for the event log (which records sizes and hashes, never content by default). */
+const charsOf = (request: ModelRequest) => request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+
 /**
- * The one door to a model: route (primary, then secondary when the primary cannot be
- * reached), cache, per-attempt timeout, bounded retries, budget, and a ModelCall event.
+ * The one door to a model: route (primary, then secondary when the primary cannot be reached),
+ * cache, per-attempt timeout, bounded retries, provider concurrency, budget, redaction, the
+ * caller's parser, and a ModelCall event — for every call, failed ones included.
  */
-export async function callModel(meta: CallMeta, request: ModelRequest, ctx: CallContext): Promise<ModelReply> {
+export async function callModel<T = unknown>(
+  meta: CallMeta,
+  request: ModelRequest,
+  ctx: CallContext,
+  parse?: (answer: string) => Parsed<T>,
+): Promise<ModelReply<T>> {
   const route = ctx.router(meta.routeAs ?? meta.role);
   const targets = route.secondary ? [route.primary, route.secondary] : [route.primary];
-  const promptChars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+  const redact = ctx.redact ?? ((t: string) => t);
+  // The content address is needed only by a cache or an event sink: a bare library call skips the hashing.
+  const keyed = ctx.cache !== undefined || ctx.emit !== undefined;
+  const keys = keyed ? targets.map((t) => requestKey(t, request, ctx.seed)) : targets.map(() => "");
   let fallbackReason: string | undefined;
-  let lastFailure: { target: ModelTarget; error: AttemptsFailed } | undefined;
 
-  const record = (target: ModelTarget, key: string, started: number, reply: CachedReply | undefined, cached: boolean, extra: { attempts?: number; error?: string }) => {
-    const rec: CallRecord = {
+  const finish = async (
+    target: ModelTarget,
+    key: string,
+    started: number,
+    reply: Received | undefined,
+    cached: boolean,
+    extra: { attempts?: number; error?: string; kind?: string },
+  ): Promise<ModelReply<T>> => {
+    const text = reply?.text ?? "";
+    const answer = reply ? answerOf(text) : "";
+    const parsed = reply && parse ? parse(answer) : undefined;
+    const error = extra.error ?? (parsed && !parsed.ok ? parsed.error : undefined);
+    const cost = reply && !cached ? await target.cost(reply.input_tokens, reply.output_tokens) : cached ? await zeroIfPriced(target) : await target.cost(0, 0);
+    const record: CallRecord = {
       role: meta.role,
       provider: target.provider,
       model: target.model,
@@ -176,52 +273,90 @@ export async function callModel(meta: CallMeta, request: ModelRequest, ctx: Call
       latency_ms: Math.round((performance.now() - started) * 100) / 100,
       input_tokens: reply?.input_tokens ?? 0,
       output_tokens: reply?.output_tokens ?? 0,
+      cost_usd: cost === null ? null : roundUsd(cost),
+      ...(error ? { error } : {}),
     };
-    ctx.emit?.({
+    const ended = performance.now();
+    ctx.observe?.({
+      role: meta.role,
+      target,
+      startedAt: started,
+      endedAt: ended,
+      cached,
+      inputTokens: record.input_tokens,
+      outputTokens: record.output_tokens,
+      ...(reply ? { finishReason: reply.finish_reason, reply: text } : {}),
+      ...(extra.error ? { error: { kind: extra.kind ?? "error", message: extra.error } } : {}),
+      ...(meta.stage ? { stage: meta.stage } : {}),
+      ...(meta.round !== undefined ? { round: meta.round } : {}),
+      ...(parsed && !parsed.ok ? { parseError: parsed.error } : {}),
+      request,
+    });
+    await ctx.emit?.({
       type: "ModelCall",
       issue_id: ctx.issueId ?? null,
       ...(ctx.runId ? { run_id: ctx.runId } : {}),
-      ...rec,
+      ...record,
       request_hash: key,
-      prompt_chars: promptChars,
-      ...(reply ? { reply_hash: sha256(reply.text), reply_chars: reply.text.length } : {}),
+      prompt_chars: charsOf(request),
+      ...(reply ? { reply_hash: sha256(text), reply_chars: text.length, finish_reason: reply.finish_reason } : {}),
       ...(request.promptFile ? { prompt_file: request.promptFile.name, prompt_file_hash: request.promptFile.hash } : {}),
       ...(meta.wikiEntries ? { wiki_entries: meta.wikiEntries } : {}),
       ...(meta.stage ? { stage: meta.stage } : {}),
       ...(meta.round !== undefined ? { round: meta.round } : {}),
       ...(fallbackReason && target.route === "secondary" ? { fallback_reason: fallbackReason } : {}),
-      ...extra,
-      ...(ctx.logContent ? { content: { request, ...(reply ? { reply: reply.text } : {}) } } : {}),
+      ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
+      ...(ctx.logContent ? { content: { request, ...(reply ? { reply: text } : {}) } } : {}),
     });
-    return rec;
+    return { text, answer, record, requestHash: key, ...(parsed ? { parsed } : {}) };
   };
 
-  const keys = targets.map((t) => requestKey(t, request, ctx.seed));
   // Every target's cache first: a run that once fell back to the secondary replays from it without
   // knocking on the dead primary again (identical inputs, no network call).
   if (ctx.cache && ctx.cacheMode !== "bypass") {
     for (const [i, target] of targets.entries()) {
       const started = performance.now();
-      const hit = ctx.cache.get(keys[i] as string);
-      if (hit) return { text: hit.text, record: record(target, keys[i] as string, started, hit, true, {}), requestHash: keys[i] as string };
+      const hit = await ctx.cache.get(keys[i] as string);
+      if (hit) return finish(target, keys[i] as string, started, hit, true, {});
     }
   }
+
+  let lastFailure: { target: ModelTarget; error: AttemptsFailed; records: CallRecord[] } | undefined;
+  const failedRecords: CallRecord[] = [];
   if (ctx.cacheMode !== "replay") {
     for (const [i, target] of targets.entries()) {
       const key = keys[i] as string;
       const loaded = await prepare(target); // a missing API key fails here, before the budget is touched
+      const ticket = ctx.budget?.take();
       const started = performance.now();
-      ctx.budget?.take();
       try {
         const { reply, attempts } = await withRetries(loaded, target, request, ctx);
-        if (ctx.cache && ctx.cacheMode === "use") ctx.cache.put(key, reply, { provider: target.provider, model: target.model });
-        return { text: reply.text, record: record(target, key, started, reply, false, { attempts }), requestHash: key };
+        const clean: Received = { ...reply, text: redact(reply.text) }; // a reply that echoes a key never carries it further
+        if (ctx.cache) {
+          const { raw_finish_reason: _raw, ...stored } = clean;
+          await ctx.cache.put(key, stored, { provider: target.provider, model: target.model });
+        }
+        const done = await finish(target, key, started, clean, false, { attempts });
+        ticket?.(true);
+        return done;
       } catch (e) {
-        if (!(e instanceof AttemptsFailed)) throw e;
-        record(target, key, started, undefined, false, { attempts: e.attempts, error: redact(e.failure.detail, ctx.secrets) });
-        lastFailure = { target, error: e };
+        if (ctx.signal?.aborted && DissentError.isInstance(e)) {
+          // The request was sent: it is on the record and spends its unit like any other.
+          await finish(target, key, started, undefined, false, { error: "interrupted", kind: "interrupted" }).catch(() => undefined);
+          ticket?.(true);
+          throw e;
+        }
+        if (!(e instanceof AttemptsFailed)) {
+          ticket?.(false);
+          throw e;
+        }
+        e.failure.detail = redact(e.failure.detail);
+        const failed = await finish(target, key, started, undefined, false, { attempts: e.attempts, error: e.failure.detail, kind: e.failure.kind });
+        ticket?.(true);
+        failedRecords.push(failed.record);
+        lastFailure = { target, error: e, records: failedRecords };
         if (FALLBACK.has(e.failure.kind) && target.route === "primary" && route.secondary) {
-          fallbackReason = `${e.failure.kind}: ${redact(e.failure.detail, ctx.secrets)}`;
+          fallbackReason = `${e.failure.kind}: ${e.failure.detail}`;
           continue;
         }
         break;
@@ -232,8 +367,29 @@ export async function callModel(meta: CallMeta, request: ModelRequest, ctx: Call
     throw new ReplayMiss(`--replay: no cached reply for role '${meta.role}' (${route.primary.provider}:${route.primary.model}); run once without --replay`);
   }
   const { target, error } = lastFailure;
-  let message = describe(target, error, ctx.secrets ?? []);
+  let message = describe(target, error);
   if (target.route === "secondary" && fallbackReason) message += ` (the primary '${route.primary.provider}' (${route.primary.model}) failed first: ${fallbackReason})`;
-  if (error.failure.kind === "auth") throw new ProviderAuthError(message);
-  throw new ProviderError(message, { cause: messageOf(error) });
+  const failure = {
+    provider: target.provider,
+    model: target.model,
+    kind: error.failure.kind,
+    attempts: error.attempts,
+    ...(error.failure.status !== undefined ? { status: error.failure.status } : {}),
+    ...(error.failure.retryAfterMs !== undefined ? { retryAfterMs: error.failure.retryAfterMs } : {}),
+  };
+  const thrown = error.failure.kind === "auth" ? new ProviderAuthError(message, failure) : new ProviderError(message, failure);
+  thrown.calls = lastFailure.records;
+  throw thrown;
+}
+
+/** A cache hit spent nothing: 0 when the model has a price, null when its price is unknown. */
+async function zeroIfPriced(target: ModelTarget): Promise<number | null> {
+  return (await target.cost(0, 0)) === null ? null : 0;
+}
+
+/** The answer of a reply: reasoning removed; the leading blank lines a removed block leaves, too. */
+export function answerOf(text: string): string {
+  if (!text.includes("<")) return text;
+  const stripped = stripThink(text);
+  return stripped === text ? text : stripped.replace(/^\s+/, "");
 }

@@ -1,14 +1,10 @@
 import type { LanguageModel } from "ai";
+import pLimit from "p-limit";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
-import { sseTolerantFetch } from "./sse-fetch.js";
-import type { ModelTarget, RoleRoute, Router } from "./types.js";
-
-const DEFAULT_KEY_ENV: Record<ProviderConfig["type"], string | undefined> = {
-  "openai-compatible": undefined,
-  openai: "OPENAI_API_KEY",
-  anthropic: "ANTHROPIC_API_KEY",
-};
+import { costUsd, type PriceSpec } from "./pricing.js";
+import { keyEnvOf, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
+import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
 /** `plan.builder` → [`plan.builder`, `plan`, `default`]: most specific first (CONTRACT §2). */
 export function roleChain(role: string): string[] {
@@ -25,61 +21,56 @@ export function parseTarget(spec: string): { provider: string; model: string } {
   return { provider: spec.slice(0, i), model: spec.slice(i + 1) };
 }
 
-/** The API key a provider needs, read from the environment it names (never from the config file). */
-function apiKey(name: string, p: ProviderConfig, env: Record<string, string | undefined>, where: string): string | undefined {
-  const keyEnv = p.api_key_env ?? DEFAULT_KEY_ENV[p.type];
-  if (!keyEnv) return undefined;
-  const key = env[keyEnv];
-  if (!key && (p.type !== "openai-compatible")) {
-    throw new ConfigError(`${where}: provider '${name}' needs an API key: set ${keyEnv}`);
+/** Where a route of a role is configured, for messages: `routes.challenger.primary`. */
+export interface RouteSpec {
+  role: string;
+  via: string;
+  which: "primary" | "secondary";
+  provider: string;
+  model: string;
+}
+
+/** The configured route specs a role resolves to (without building targets). */
+export function routeSpecs(config: Config, role: string): RouteSpec[] {
+  for (const r of roleChain(role)) {
+    const route = config.routes[r];
+    if (!route) continue;
+    const out: RouteSpec[] = [{ role, via: r, which: "primary", ...parseTarget(route.primary) }];
+    if (route.secondary) out.push({ role, via: r, which: "secondary", ...parseTarget(route.secondary) });
+    return out;
   }
-  return key || undefined;
+  throw new ConfigError(`${config.source}: no route for role '${role}' (add routes.default or routes.${role})`);
 }
 
-function loader(name: string, p: ProviderConfig, model: string, getKey: () => string | undefined): () => Promise<LanguageModel> {
-  let made: LanguageModel | undefined;
-  return async () => {
-    if (made) return made;
-    // The key is needed only to reach the provider: a replay, or a secondary never tried, asks for none.
-    const key = getKey();
-    switch (p.type) {
-      case "openai-compatible": {
-        const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
-        made = createOpenAICompatible({
-          name,
-          baseURL: p.base_url as string,
-          ...(key ? { apiKey: key } : {}),
-          fetch: sseTolerantFetch,
-          includeUsage: true,
-          supportsStructuredOutputs: p.structured_outputs ?? true,
-        }).chatModel(model);
-        break;
-      }
-      case "openai": {
-        const { createOpenAI } = await import("@ai-sdk/openai");
-        made = createOpenAI({ apiKey: key, ...(p.base_url ? { baseURL: p.base_url } : {}), fetch: sseTolerantFetch }).chat(model);
-        break;
-      }
-      case "anthropic": {
-        const { createAnthropic } = await import("@ai-sdk/anthropic");
-        made = createAnthropic({ apiKey: key, ...(p.base_url ? { baseURL: p.base_url } : {}) })(model);
-        break;
-      }
-    }
-    return made;
-  };
+function priceSpec(p: ProviderConfig, model: string): PriceSpec {
+  if (p.prices) return { override: p.prices, model };
+  if (p.type === "openai" || p.type === "anthropic") {
+    // The table knows the vendor's own API; a base_url elsewhere (a proxy, a compatible host) is priced by its URL.
+    return "base_url" in p && p.base_url ? { apiUrl: p.base_url, model } : { providerId: p.type, model };
+  }
+  if (p.type === "openai-compatible") return { apiUrl: p.base_url, model };
+  return { model }; // an in-process engine: unknown unless `prices:` says (e.g. 0)
 }
 
-const DEFAULT_URL: Record<ProviderConfig["type"], string> = {
-  "openai-compatible": "",
-  openai: "https://api.openai.com/v1",
-  anthropic: "https://api.anthropic.com/v1",
-};
-
-/** Builds the config router. Provider keys are read lazily, when a role first needs that provider. */
-export function configRouter(config: Config, env: Record<string, string | undefined>, hints: { unreachable?: string } = {}): Router & { secrets(): string[] } {
-  const secrets = new Set<string>();
+/** Builds the config router: one target per (route, provider, model), one concurrency limiter per provider. */
+export function configRouter(
+  config: Config,
+  env: Record<string, string | undefined>,
+  hints: { unreachable?: string } = {},
+  engines: { create?: (name: string, p: ProviderConfig, model: string) => Promise<LanguageModel>; identity?: (name: string, p: ProviderConfig, model: string) => string } = {},
+): Router {
   const targets = new Map<string, ModelTarget>();
+  const limiters = new Map<string, Limiter>();
+  const limiterOf = (name: string, p: ProviderConfig): Limiter | undefined => {
+    if (p.max_concurrency === undefined) return undefined;
+    let l = limiters.get(name);
+    if (!l) {
+      const limit = pLimit(p.max_concurrency);
+      l = (fn) => limit(fn);
+      limiters.set(name, l);
+    }
+    return l;
+  };
   const target = (spec: string, route: "primary" | "secondary", where: string): ModelTarget => {
     const memo = `${route} ${spec}`;
     const known = targets.get(memo);
@@ -90,37 +81,47 @@ export function configRouter(config: Config, env: Record<string, string | undefi
       const names = Object.keys(config.providers);
       throw new ConfigError(`${where} names unknown provider '${provider}' (configured: ${names.length ? names.join(", ") : "none"})`);
     }
-    // Known keys are redacted from every message, whether or not this target is ever loaded.
-    const keyEnv = p.api_key_env ?? DEFAULT_KEY_ENV[p.type];
-    const present = keyEnv ? env[keyEnv] : undefined;
-    if (present) secrets.add(present);
+    const type = PROVIDERS[p.type];
+    const keyEnv = keyEnvOf(p);
+    let made: Promise<LanguageModel> | undefined;
+    const prices = priceSpec(p, model);
+    const structured: StructuredMode = type.structured(p);
     const t: ModelTarget = {
       provider,
       model,
       route,
-      endpoint: `${p.type} ${p.base_url ?? DEFAULT_URL[p.type]}`,
-      structured: p.type === "anthropic" ? "prompt" : p.structured_outputs === false ? "json_object" : "json_schema",
-      ...(p.api_key_env ?? DEFAULT_KEY_ENV[p.type] ? { keyHint: p.api_key_env ?? DEFAULT_KEY_ENV[p.type] } : {}),
+      endpoint: engines.identity && p.type === "llama-cpp" ? engines.identity(provider, p, model) : type.cacheIdentity(p, model),
+      structured,
+      ...(keyEnv ? { keyHint: keyEnv } : {}),
       ...(hints.unreachable ? { unreachableHint: hints.unreachable } : {}),
-      load: loader(provider, p, model, () => apiKey(provider, p, env, config.source)),
+      ...(p.max_tokens ? { maxTokens: p.max_tokens } : {}),
+      ...(limiterOf(provider, p) ? { limiter: limiterOf(provider, p) as Limiter } : {}),
+      cost: (input, output) => costUsd(prices, input, output),
+      load: () => {
+        made ??= (async () => {
+          if (p.type === "llama-cpp" && engines.create) return engines.create(provider, p, model);
+          const key = keyEnv ? env[keyEnv] || undefined : undefined;
+          if (!key && (type.keyRequired || p.api_key_env !== undefined)) throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
+          const { headers } = resolveHeaders(provider, p, env, config.source);
+          return type.create(p, { name: provider, model, apiKey: key, headers, baseDir: config.baseDir, env });
+        })();
+        made.catch(() => (made = undefined)); // a failed load is tried again by the next call
+        return made;
+      },
     };
     targets.set(memo, t);
     return t;
   };
-  const router = ((role: string): RoleRoute => {
-    for (const r of roleChain(role)) {
-      const route = config.routes[r];
-      if (!route) continue;
-      const where = `${config.source}: routes.${r}`;
-      return {
-        primary: target(route.primary, "primary", `${where}.primary`),
-        ...(route.secondary ? { secondary: target(route.secondary, "secondary", `${where}.secondary`) } : {}),
-      };
-    }
-    throw new ConfigError(`${config.source}: no route for role '${role}' (add routes.default or routes.${role})`);
-  }) as Router & { secrets(): string[] };
-  router.secrets = () => [...secrets];
-  return router;
+  return (role: string): RoleRoute => {
+    const specs = routeSpecs(config, role);
+    const where = (s: RouteSpec) => `${config.source}: routes.${s.via}.${s.which}`;
+    const [primary, secondary] = specs;
+    if (!primary) throw new ConfigError(`${config.source}: no route for role '${role}'`);
+    return {
+      primary: target(`${primary.provider}:${primary.model}`, "primary", where(primary)),
+      ...(secondary ? { secondary: target(`${secondary.provider}:${secondary.model}`, "secondary", where(secondary)) } : {}),
+    };
+  };
 }
 
 /** Validates every configured route up front, so a typo fails before any call is made. */
@@ -139,6 +140,42 @@ export function checkRoutes(config: Config): void {
   }
 }
 
+/**
+ * Every route the given roles may call over the network has its API key (CONTRACT §2 r2): a missing
+ * key is a configuration error at the start of the command, never a silently missing critic.
+ */
+export function requireKeys(config: Config, env: Record<string, string | undefined>, roles: readonly string[]): void {
+  for (const role of roles) {
+    for (const spec of routeSpecs(config, role)) {
+      const p = config.providers[spec.provider];
+      if (!p) continue;
+      const keyEnv = keyEnvOf(p);
+      // A key is needed when the type requires one, or when the config names the variable explicitly.
+      if ((PROVIDERS[p.type].keyRequired || p.api_key_env !== undefined) && keyEnv && !env[keyEnv]) {
+        throw new ConfigError(
+          `${config.source}: provider '${spec.provider}' (routes.${spec.via}.${spec.which}, used by ${role}) needs an API key: set ${keyEnv}`,
+        );
+      }
+      // A secret header naming an unset variable fails here too, not mid-run.
+      resolveHeaders(spec.provider, p, env, config.source);
+    }
+  }
+}
+
+/**
+ * A one-line warning when a producer and every one of its critics (or the executor and the
+ * challenger) resolve to the same provider and model: a model reviewing itself is weak dissent.
+ */
+export function sameModelWarning(config: Config, producer: string, critics: readonly string[], what: string): string | undefined {
+  const of = (role: string) => {
+    const s = routeSpecs(config, role)[0];
+    return s ? `${s.provider}:${s.model}` : "";
+  };
+  const p = of(producer);
+  if (critics.length === 0 || !critics.every((c) => of(c) === p)) return undefined;
+  return `${what}: ${producer} and ${critics.length === 1 ? critics[0] : `all ${critics.length} critics`} use the same model (${p}); a model reviewing itself is weak dissent — route the ${critics.length === 1 ? "reviewer" : "critics"} to another model family`;
+}
+
 /** A router over fixed AI SDK models, for the library: no config, no fallback. */
 export function fixedRouter(models: Record<string, LanguageModel>): Router {
   const targets = new Map<string, ModelTarget>();
@@ -151,8 +188,9 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
         const provider = typeof m === "string" ? "gateway" : m.provider;
         const modelId = typeof m === "string" ? m : m.modelId;
         // Anthropic's SDK turns a JSON response format into a forced tool: ask by prompt instead (no tools, ever).
-        const structured = provider.startsWith("anthropic") ? "prompt" : "json_schema";
-        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, load: async () => m };
+        const structured: StructuredMode = provider.startsWith("anthropic") ? "prompt" : "json_schema";
+        const spec: PriceSpec = provider.startsWith("openai") ? { providerId: "openai", model: modelId } : provider.startsWith("anthropic") ? { providerId: "anthropic", model: modelId } : { model: modelId };
+        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, cost: (i, o) => costUsd(spec, i, o), load: async () => m };
         targets.set(r, t);
       }
       return { primary: t };

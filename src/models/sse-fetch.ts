@@ -11,7 +11,13 @@ interface Chunk {
   usage?: Record<string, unknown> | null;
 }
 
-/** Folds an OpenAI chat-completions SSE body into the equivalent non-streaming JSON reply. */
+/** The finish reason given to a stream that stopped with neither a finish reason nor `[DONE]`: the call door reads it as `truncated`. */
+export const INCOMPLETE_STREAM = "incomplete_stream";
+
+/**
+ * Folds an OpenAI chat-completions SSE body into the equivalent non-streaming JSON reply. A stream
+ * that stopped before finishing says so (CONTRACT §2 r2): it is never given `finish_reason: "stop"`.
+ */
 export function sseToCompletion(body: string): Record<string, unknown> {
   let content = "";
   let reasoning = "";
@@ -20,9 +26,11 @@ export function sseToCompletion(body: string): Record<string, unknown> {
   let id = "chatcmpl-sse";
   let model = "";
   let created = 0;
+  let done = false;
   for (const line of body.split(/\r?\n/)) {
     if (!line.startsWith("data:")) continue;
     const data = line.slice(5).trim();
+    if (data === "[DONE]") done = true;
     if (!data || data === "[DONE]") continue;
     let chunk: Chunk;
     try {
@@ -49,7 +57,7 @@ export function sseToCompletion(body: string): Record<string, unknown> {
       {
         index: 0,
         message: { role: "assistant", content, ...(reasoning ? { reasoning_content: reasoning } : {}) },
-        finish_reason: finish ?? "stop",
+        finish_reason: finish ?? (done ? "stop" : INCOMPLETE_STREAM),
       },
     ],
     ...(usage ? { usage } : {}),

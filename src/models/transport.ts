@@ -1,6 +1,6 @@
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
-  /** connection refused/reset, DNS: retry, then fall back to the secondary */
+  /** connection refused/reset, DNS, a body cut off mid-way: retry, then fall back to the secondary */
   | "unreachable"
   /** the attempt outlived call_timeout_ms: retry, then fall back */
   | "timeout"
@@ -10,6 +10,10 @@ export type FailureKind =
   | "rate_limited"
   /** 401, 402, 403, insufficient quota: never retried, never soft-failed */
   | "auth"
+  /** a reply with nothing in it once reasoning is removed (CONTRACT §2 r2): retried, never cached */
+  | "empty_reply"
+  /** a reply the provider cut off (finish_reason length, or a stream that stopped unfinished): retried, never cached */
+  | "truncated"
   /** anything else (other 4xx, malformed response): not retried */
   | "fatal";
 
@@ -41,13 +45,24 @@ const NETWORK_CODES = new Set([
   "ETIMEDOUT",
   "UND_ERR_SOCKET",
   "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+  "UND_ERR_CLOSED",
 ]);
 
 function networkCode(e: unknown, depth = 0): string | undefined {
-  if (!e || typeof e !== "object" || depth > 5) return undefined;
+  if (!e || typeof e !== "object" || depth > 6) return undefined;
   const code = (e as { code?: unknown }).code;
   if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
+}
+
+/** "terminated", "other side closed": undici's words for a body cut off mid-way. */
+function cutOff(e: unknown, depth = 0): boolean {
+  if (!e || typeof e !== "object" || depth > 6) return false;
+  const m = (e as { message?: unknown }).message;
+  if (typeof m === "string" && /^(terminated|other side closed|socket hang up)$/i.test(m.trim())) return true;
+  return cutOff((e as { cause?: unknown }).cause, depth + 1);
 }
 
 /** Parses Retry-After (seconds or HTTP date) or retry-after-ms into milliseconds. */
@@ -71,7 +86,9 @@ export function classify(e: unknown, timedOut: boolean): Classified {
   const err = (e ?? {}) as ApiCallErrorLike;
   const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
   const detail = err.message || String(e);
-  if (status !== undefined) {
+  // The cause chain first: a connection reset mid-body arrives wrapped with the 200 it started as.
+  if (networkCode(e) || cutOff(e)) return { kind: "unreachable", detail: networkCode(e) ? `${detail} (${networkCode(e)})` : detail, ...(status !== undefined ? { status } : {}) };
+  if (status !== undefined && status >= 400) {
     const body = `${err.responseBody ?? ""} ${detail}`;
     if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };
     if (status === 429 && QUOTA.test(body)) return { kind: "auth", status, detail };
@@ -80,13 +97,12 @@ export function classify(e: unknown, timedOut: boolean): Classified {
     if (status >= 500) return { kind: "server", status, retryAfterMs: retryAfterMs(err.responseHeaders), detail };
     return { kind: "fatal", status, detail };
   }
-  if (networkCode(e)) return { kind: "unreachable", detail };
   if (err.name === "AI_APICallError" && err.isRetryable) return { kind: "unreachable", detail };
   if (err.name === "TimeoutError") return { kind: "timeout", detail: "timed out" };
-  return { kind: "fatal", detail };
+  return { kind: "fatal", ...(status !== undefined ? { status } : {}), detail };
 }
 
 /** Kinds worth another attempt of the same call. */
-export const RETRYABLE: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server", "rate_limited"]);
+export const RETRYABLE: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server", "rate_limited", "empty_reply", "truncated"]);
 /** Kinds that mean "the primary cannot be reached" and so try the secondary (CONTRACT §2). */
 export const FALLBACK: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server"]);

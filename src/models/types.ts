@@ -1,6 +1,10 @@
 import type { LanguageModel } from "ai";
 import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "./cache.js";
+import type { StructuredMode } from "./providers.js";
+
+/** Runs `fn` when a slot of a provider's `max_concurrency` is free (CONTRACT §2 r2). */
+export type Limiter = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** One concrete model a role may be sent to. */
 export interface ModelTarget {
@@ -8,14 +12,19 @@ export interface ModelTarget {
   provider: string;
   model: string;
   route: "primary" | "secondary";
-  /** Provider type and base URL: part of the cache key, so two endpoints never share replies. */
+  /** Provider type and base URL (or model file hash): part of the cache key, so two endpoints never share replies. */
   endpoint: string;
-  /** How structured replies are requested: OpenAI `response_format` json_schema / json_object, or by prompt only. */
-  structured: "json_schema" | "json_object" | "prompt";
+  structured: StructuredMode;
   /** The environment variable holding this provider's key, named in auth errors. */
   keyHint?: string;
   /** What to tell the user when the endpoint does not answer (e.g. how to start Ollama). */
   unreachableHint?: string;
+  /** Sent as the reply-token limit of every request. */
+  maxTokens?: number;
+  /** The provider's concurrency slots, shared by every role routed to it. */
+  limiter?: Limiter;
+  /** The price of a call's tokens in USD; null when the model's price is unknown (then `cost_usd` is null, never 0). */
+  cost(inputTokens: number, outputTokens: number): Promise<number | null>;
   /** Creates the AI SDK model; imported lazily so cached runs never load a provider. */
   load(): Promise<LanguageModel>;
 }
@@ -49,19 +58,22 @@ export interface ModelRequest {
   promptFile?: { name: string; hash: string };
 }
 
-/** A hard ceiling on network model calls, shared by every call of one issue. */
+/** A reserved network call: `done(true)` once its ModelCall event is recorded, `done(false)` if nothing was sent. */
+export type BudgetTicket = (sent: boolean) => void;
+
+/** A hard ceiling on network model calls (and, optionally, dollars), shared by every call of one issue. */
 export interface CallBudget {
-  /** Calls still allowed. */
+  /** Calls still allowed (recorded and in flight both count). */
   remaining(): number;
-  /** Takes one call; throws BudgetExceeded when none is left. */
-  take(): void;
+  /** Reserves one call; throws BudgetExceeded when none is left. */
+  take(estimatedUsd?: number): BudgetTicket;
 }
 
 /** Everything a model call needs besides the request: the one door's configuration. */
 export interface CallContext {
   router: Router;
   cache?: ReplyCache;
-  /** `use` reads and writes the cache; `bypass` (--no-cache) ignores it; `replay` never touches the network. */
+  /** `use` reads and writes the cache; `bypass` (--no-cache) never reads it but replaces what it holds; `replay` never touches the network. */
   cacheMode: "use" | "bypass" | "replay";
   seed: number;
   timeoutMs: number;
@@ -71,12 +83,32 @@ export interface CallContext {
   backoffMs: number;
   signal?: AbortSignal;
   budget?: CallBudget;
-  /** Sink for ModelCall events. */
-  emit?: (event: NewEvent) => void;
+  /** Sink for ModelCall events; awaited, so an event is durable before the call's budget unit is settled. */
+  emit?: (event: NewEvent) => void | Promise<void>;
   issueId?: string | null;
   runId?: string;
   logContent?: boolean;
-  /** Values (API keys) that must never appear in an error message. */
-  secrets?: readonly string[];
+  /** Redacts every secret the config named: replies and errors pass through it before anything sees them. */
+  redact?: (text: string) => string;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Told of each finished call (telemetry spans, live displays). */
+  observe?: (call: ObservedCall) => void;
+}
+
+/** A finished call as observers see it. */
+export interface ObservedCall {
+  role: string;
+  target: ModelTarget;
+  startedAt: number;
+  endedAt: number;
+  cached: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  finishReason?: string;
+  error?: { kind: string; message: string };
+  stage?: string;
+  round?: number;
+  request: ModelRequest;
+  reply?: string;
+  parseError?: string;
 }

@@ -1,4 +1,4 @@
-import { messageOf, ProviderAuthError, Interrupted, ReplayMiss } from "../errors.js";
+import { isFatal, messageOf } from "../errors.js";
 import { stripThink } from "../models/json.js";
 import type { TrackedIssue } from "../trackers/port.js";
 
@@ -13,11 +13,6 @@ const TRIVIAL_LABELS = ["dissent-trivial", "dissent-typo", "dissent-docs-only"];
 
 /** Words that mark an issue as load-bearing whatever else it says. */
 const LOAD_BEARING = /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
-/** Words of a change nobody depends on. */
-const TRIVIAL = /\b(typo\w*|spelling|misspel\w*|grammar|wording|broken link|fix(?:es)? (?:a |the )?link|readme|docs? only|documentation only|comment\w*|whitespace|formatting)\b/i;
-/** Beyond this, an issue is not obviously small, whatever its words. */
-const TRIVIAL_MAX_CHARS = 400;
-
 /** Labels first: a person's word beats any heuristic; load-bearing wins a tie. */
 export function gateByLabels(labels: readonly string[]): GateDecision | undefined {
   if (labels.includes("dissent-load-bearing")) return { route: "load_bearing", reason: "label dissent-load-bearing", source: "label" };
@@ -25,14 +20,13 @@ export function gateByLabels(labels: readonly string[]): GateDecision | undefine
   return trivial ? { route: "trivial", reason: `label ${trivial}`, source: "label" } : undefined;
 }
 
-/** Keyword heuristics: decisive only when the words are unambiguous. */
+/**
+ * Keyword heuristics (CONTRACT §4 r2): they may route to load_bearing, never to trivial — "Fix typo
+ * in isAdmin check" changes behaviour. Only a label or the model's answer makes an issue trivial.
+ */
 export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {
-  const text = `${issue.title}\n${issue.body}`;
-  const heavy = LOAD_BEARING.exec(text);
-  if (heavy) return { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}'`, source: "heuristic" };
-  const light = TRIVIAL.exec(text);
-  if (light && text.length <= TRIVIAL_MAX_CHARS) return { route: "trivial", reason: `keyword '${light[0].toLowerCase()}' in a short issue`, source: "heuristic" };
-  return undefined;
+  const heavy = LOAD_BEARING.exec(`${issue.title}\n${issue.body}`);
+  return heavy ? { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}'`, source: "heuristic" } : undefined;
 }
 
 /**
@@ -60,7 +54,7 @@ export async function complexityGate(issue: TrackedIssue, ask: () => Promise<str
     if (route) return { route, reason: `model answered ${route === "trivial" ? "TRIVIAL" : "LOAD-BEARING"}`, source: "model" };
     return { route: "load_bearing", reason: "model answer unclear; load-bearing by default", source: "fallback" };
   } catch (e) {
-    if (ProviderAuthError.isInstance(e) || Interrupted.isInstance(e) || ReplayMiss.isInstance(e)) throw e;
+    if (isFatal(e)) throw e;
     return { route: "load_bearing", reason: `gate call failed (${messageOf(e).split("\n")[0]}); load-bearing by default`, source: "fallback" };
   }
 }

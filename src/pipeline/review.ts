@@ -1,45 +1,71 @@
 import { fingerprint } from "../adversarial/fingerprint.js";
-import type { AdversarialState, Concern } from "../contracts/concern.js";
+import { ground, groundingText } from "../adversarial/grounding.js";
+import { isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
-import { BudgetExceeded, ReplyFormatError, messageOf } from "../errors.js";
+import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
+import type { Parsed } from "../models/json.js";
 import type { ModelRequest } from "../models/types.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import { parseFindings, reviewerRequest, type RoleContext } from "./roles.js";
+import { issueText, parseFindings, reviewerRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES } from "./stages.js";
+
+/** The pipeline's call door as the reviewer uses it. */
+export type PipelineCall = <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>) => Promise<ModelReply<T>>;
 
 export interface ReviewInput {
   issueId: string;
-  /** Every pending concern: each is a must-address constraint for the reviewer. */
+  /** Every pending concern: the CRITICAL and HIGH ones are must-address constraints for the reviewer. */
   pending: readonly Concern[];
+  /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (CONTRACT §4 r2). */
+  claims: readonly ConcernResolution[];
   context: RoleContext;
-  call: (meta: CallMeta, request: ModelRequest) => Promise<ModelReply>;
+  call: PipelineCall;
   concernId: (fingerprint: string, phase: string, role: string) => string;
   now: () => string;
+  warn?: (message: string) => void;
+}
+
+/** What the review gave: events to commit, whether it rejected the plan, and its counts. */
+export interface ReviewOutcome {
+  events: NewEvent[];
+  rejected: boolean;
+  ungrounded: number;
 }
 
 /**
- * The plan reviewer, on its seven dimensions. A CRITICAL or HIGH finding rejects the plan and goes
- * back to the planner of the next `issue plan`; the rest, and every pending concern the plan does
- * not answer, go on to implementation. A reviewer that cannot run (budget) or whose reply is
- * unusable rejects too: an unreviewed plan is not ready.
+ * The plan reviewer, on its seven dimensions. A grounded CRITICAL or HIGH finding rejects the plan
+ * and goes back to the planner of the next `issue plan`; the rest, and every pending concern the
+ * plan does not settle, go on to implementation. A reviewer that cannot run (budget) or whose reply
+ * is unusable rejects too: an unreviewed plan is never `ready`.
  */
-export async function reviewPlan(input: ReviewInput): Promise<{ events: NewEvent[]; rejected: boolean }> {
+export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   const { issueId, pending, now } = input;
-  const concern = (c: { severity: Concern["severity"]; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
-    const fp = fingerprint({ category: c.category, concern: c.concern });
-    const blocks = c.severity === "CRITICAL" || c.severity === "HIGH";
+  const planText = groundingText([input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? ""].join("\n\n"));
+  let ungrounded = 0;
+  const concern = (c: { severity: Severity; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
+    let severity = c.severity;
+    let raised: Severity | undefined;
+    // Reviewer findings follow the critics' rule: CRITICAL or HIGH only with evidence from the plan (CONTRACT §4 r2).
+    if (isSerious(severity) && c.category !== "review_unavailable" && !ground(planText, c.evidence ?? "").grounded) {
+      raised = severity;
+      severity = "MEDIUM";
+      ungrounded++;
+    }
+    const fp = fingerprint({ concern: c.concern });
+    const blocks = isSerious(severity);
     return {
       id: input.concernId(fp, "review", "plan_reviewer"),
       phase: "review",
       stage: "plan_reviewer",
       raised_by: "plan_reviewer",
-      severity: c.severity,
+      severity,
+      ...(raised ? { raised_severity: raised } : {}),
       category: c.category,
       concern: c.concern,
       evidence: c.evidence ?? "",
       must_address_by: blocks ? "plan" : "implement",
-      human_required: c.human === true,
+      human_required: c.human === true && blocks,
       fingerprint: fp,
       raised_at: now(),
     };
@@ -47,15 +73,19 @@ export async function reviewPlan(input: ReviewInput): Promise<{ events: NewEvent
   let answered: NewEvent[] = [];
   let raised: Concern[];
   try {
-    const reply = await input.call({ role: "plan_reviewer" }, reviewerRequest(input.context, pending));
-    const { findings, addressed } = parseFindings("plan_reviewer", reply.text);
-    answered = resolutionEvents(issueId, pending, addressed, "plan_reviewer", now);
-    raised = findings.map((f) =>
+    const reply = await input.call({ role: "plan_reviewer" }, reviewerRequest(input.context, pending, input.claims), (answer) =>
+      parseFindings(answer, [input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? "", issueText(input.context.issue)]),
+    );
+    const parsed = reply.parsed;
+    if (!parsed?.ok) throw new Error(`the plan reviewer's reply was unusable (${parsed?.error ?? "no reply"})`);
+    answered = resolutionEvents(issueId, pending, parsed.value.addressed ?? [], { kind: "reviewer" }, now);
+    raised = parsed.value.findings.map((f) =>
       concern({ severity: f.severity, category: f.dimension ?? f.category ?? "general", concern: f.concern, evidence: f.evidence, human: f.human_required }),
     );
   } catch (e) {
-    if (!BudgetExceeded.isInstance(e) && !ReplyFormatError.isInstance(e)) throw e;
-    const why = BudgetExceeded.isInstance(e) ? "the call budget ran out before the plan reviewer could run" : `the plan reviewer's reply was unusable (${messageOf(e)})`;
+    if (isFatal(e)) throw e;
+    const why = BudgetExceeded.isInstance(e) ? "the call budget ran out before the plan reviewer could run" : messageOf(e);
+    input.warn?.(`plan reviewer could not review the plan of issue ${issueId}: ${why}`);
     raised = [concern({ severity: "HIGH", category: "review_unavailable", concern: `The plan was not reviewed: ${why}` })];
   }
   const fromReview = new Set(raised.map((c) => c.id));
@@ -67,17 +97,22 @@ export async function reviewPlan(input: ReviewInput): Promise<{ events: NewEvent
     "review",
   );
   const reviewed: NewEvent[] = raised.map((c) => ({ type: "ConcernForwarded", issue_id: issueId, concern: c, reason: "review" }));
-  return { events: [...answered, ...reviewed, ...onward], rejected: raised.some((c) => c.must_address_by === "plan") };
+  return { events: [...answered, ...reviewed, ...onward], rejected: raised.some((c) => c.must_address_by === "plan"), ungrounded };
 }
 
 /**
- * The outcome after review (CONTRACT §4): a pending human_required concern, or two or more pending
- * CRITICALs with distinct fingerprints from the escalating roles → hitl; else a rejection →
- * needs_replan; else ready.
+ * The outcome after review (CONTRACT §4 r2): a pending human_required concern of severity HIGH or
+ * CRITICAL, or two or more pending CRITICALs with distinct fingerprints from the escalating roles →
+ * hitl; else a rejection → needs_replan; else ready.
  */
 export function planOutcome(state: AdversarialState, rejected: boolean): "ready" | "needs_replan" | "hitl" {
   const escalations = new Set(state.pending_concerns.filter((c) => c.severity === "CRITICAL" && ESCALATING_ROLES.has(c.raised_by)).map((c) => c.fingerprint));
-  if (state.pending_concerns.some((c) => c.human_required) || escalations.size >= 2) return "hitl";
+  if (state.pending_concerns.some((c) => c.human_required && isSerious(c.severity)) || escalations.size >= 2) return "hitl";
   return rejected ? "needs_replan" : "ready";
 }
 
+/** Producers' claims still awaiting confirmation: claims on concerns that are still pending. */
+export function openClaims(state: AdversarialState): ConcernResolution[] {
+  const pending = new Set(state.pending_concerns.map((c) => c.id));
+  return state.addressed_concerns.filter((r) => r.settled === false && pending.has(r.concern_id));
+}

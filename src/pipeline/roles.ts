@@ -2,24 +2,22 @@ import { z } from "zod";
 import {
   AcceptanceCriteriaReply,
   FindingsReply,
-  ProducerReply,
+  readAddressed,
+  readCriteriaReply,
+  readFindingsReply,
   type AddressedItem,
   type Concern,
+  type ConcernResolution,
   type Finding,
 } from "../contracts/concern.js";
+import { isObject, type Read } from "../contracts/lenient.js";
 import { ReplyFormatError } from "../errors.js";
-import { parseStructured, stripThink } from "../models/json.js";
+import { jsonValues, parseStructured, repairJson, type Parsed } from "../models/json.js";
 import type { ChatMessage, ModelRequest, ReplySchema } from "../models/types.js";
+import { DATA_RULE, dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
 import type { TrackedIssue } from "../trackers/port.js";
 import type { ArtifactName } from "./stages.js";
-
-const TITLES: Record<ArtifactName, string> = {
-  brief: "Discovery brief",
-  shape: "Shape",
-  plan: "Plan",
-  acceptance_criteria: "Acceptance criteria",
-};
 
 /** What a role is shown: the issue and the earlier artifacts it needs. */
 export interface RoleContext {
@@ -30,16 +28,27 @@ export interface RoleContext {
 /** Renders acceptance criteria as a markdown list. */
 export const renderCriteria = (criteria: readonly string[]) => criteria.map((c) => `- ${c}`).join("\n");
 
-function contextDoc(ctx: RoleContext, names: readonly ArtifactName[]): string {
-  const parts = [`# Issue ${ctx.issue.id}: ${ctx.issue.title}`, ctx.issue.body.trim() || "(no description)"];
+/** The issue as the text every role is given (and critics may quote): title and body. */
+export const issueText = (issue: TrackedIssue) => `# ${issue.title}\n\n${issue.body.trim() || "(no description)"}`;
+
+const ARTIFACT_TITLES: Record<ArtifactName, string> = {
+  brief: "discovery brief",
+  shape: "shape",
+  plan: "plan",
+  acceptance_criteria: "acceptance criteria",
+};
+
+/** The issue, then each earlier artifact the role needs, each as a data block (CONTRACT §4 r2). */
+function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[]): string[] {
+  const blocks = [dataBlock("issue", issueText(ctx.issue))];
   for (const name of names) {
     const text = ctx.artifacts[name];
-    if (text) parts.push(`## ${TITLES[name]}\n\n${text}`);
+    if (text) blocks.push(dataBlock("artifact", text, name));
   }
-  return parts.join("\n\n");
+  return blocks;
 }
 
-/** The fields of a concern a model needs to answer it (no fingerprints or timestamps). */
+/** The fields of a concern a model needs to answer it (no fingerprints or timestamps, so requests stay byte-identical on resume). */
 export const concernBrief = (c: Concern) => ({
   id: c.id,
   severity: c.severity,
@@ -49,12 +58,13 @@ export const concernBrief = (c: Concern) => ({
   ...(c.evidence ? { evidence: c.evidence } : {}),
 });
 
-function persona(role: string, format?: string): { system: string; file: { name: string; hash: string } } {
+const json = (v: unknown) => JSON.stringify(v, null, 2);
+
+function persona(role: string, ...formats: string[]): { system: string; file: { name: string; hash: string } } {
   const p = promptFile(`personas/${role}.md`);
   // The role's name leads, so logs, proxies and test servers can tell the voices apart.
-  const text = `Role: ${role}\n\n${p.text}`;
-  const system = format ? `${text}\n\n${promptFile(`personas/${format}.md`).text}` : text;
-  return { system, file: { name: p.name, hash: p.hash } };
+  const parts = [`Role: ${role}`, p.text, ...formats.map((f) => promptFile(`personas/${f}.md`).text), DATA_RULE];
+  return { system: parts.join("\n\n"), file: { name: p.name, hash: p.hash } };
 }
 
 let schemas: { findings: ReplySchema; criteria: ReplySchema } | undefined;
@@ -67,49 +77,108 @@ function replySchemas() {
   return schemas;
 }
 
+/** What a producer must do this time, restated in one line at the end of the request. */
+function producerTask(role: string, artifact: ArtifactName, hasConcerns: boolean): string {
+  const what = ARTIFACT_TITLES[artifact];
+  if (artifact === "acceptance_criteria") return `Task: write the acceptance criteria for the plan as {"acceptance_criteria": [...]}${hasConcerns ? ', with "addressed" for the concerns you answered' : ""}.`;
+  return `Task: write the ${what} in markdown${hasConcerns ? ", ending with a `## Decisions` section and one fenced json block {\"addressed\": [...]}" : ""}. (${role})`;
+}
+
 /** A producer's request: context, pending concerns due at its phase, and on a retry its last draft and the blocking concerns after it. */
 export function producerRequest(
   role: string,
+  artifact: ArtifactName,
   ctx: RoleContext,
   inputs: readonly ArtifactName[],
   pending: readonly Concern[],
   retry?: { previous: string; blocking: readonly Concern[] },
-  criteria = false,
 ): ModelRequest {
-  const { system, file } = persona(role, criteria ? undefined : "_format-producer");
-  let first = contextDoc(ctx, inputs);
+  const criteria = artifact === "acceptance_criteria";
+  const { system, file } = persona(role, ...(criteria ? [] : ["_format-producer"]));
+  const first = [...contextBlocks(ctx, inputs)];
   if (pending.length) {
-    first += `\n\n## Pending concerns you must address\n\nEarlier stages could not resolve these. Answer them in your artifact and report each one you answered in "addressed".\n\n${JSON.stringify(pending.map(concernBrief), null, 2)}`;
+    first.push(
+      `Earlier stages could not resolve the concerns below. Answer each in your ${ARTIFACT_TITLES[artifact]} and report it in "addressed".`,
+      dataBlock("pending_concerns", json(pending.map(concernBrief))),
+    );
   }
-  const messages: ChatMessage[] = [{ role: "user", content: first }];
+  first.push(producerTask(role, artifact, pending.length > 0));
+  const messages: ChatMessage[] = [{ role: "user", content: first.join("\n\n") }];
   if (retry) {
     // The critique follows the conversation, so the request prefix (and a provider's prompt cache) is unchanged.
     messages.push(
       { role: "assistant", content: retry.previous },
       {
         role: "user",
-        content: `The council blocked this draft. Revise it to resolve every concern below, keep what already works, and reply in the same format.\n\n${JSON.stringify(retry.blocking.map(concernBrief), null, 2)}`,
+        content: [
+          "The council blocked this draft for the concerns below. Revise it to resolve each one, keep what already works, and answer each in the `## Decisions` section: what changed, or why not.",
+          dataBlock("blocking_concerns", json(retry.blocking.map(concernBrief))),
+          producerTask(role, artifact, true),
+        ].join("\n\n"),
       },
     );
   }
   return { system, messages, promptFile: file, ...(criteria ? { schema: replySchemas().criteria } : {}) };
 }
 
-/** A producer's reply: plain markdown, or `{"artifact", "addressed"}`. */
-export function parseProducer(role: string, text: string): { artifact: string; addressed: AddressedItem[] } {
-  const parsed = parseStructured(text, ProducerReply);
-  if (parsed.ok) return { artifact: parsed.value.artifact, addressed: parsed.value.addressed ?? [] };
-  const artifact = stripThink(text).trim();
-  if (!artifact) throw new ReplyFormatError(`${role} returned an empty reply`);
-  return { artifact, addressed: [] };
+/** A fenced block at the very end of a reply: its body and where it starts. */
+function trailingFence(text: string): { body: string; start: number } | undefined {
+  const end = text.lastIndexOf("```");
+  if (end === -1 || text.slice(end + 3).trim() !== "") return undefined;
+  const open = text.lastIndexOf("```", end - 1);
+  if (open === -1) return undefined;
+  const header = text.slice(open + 3, text.indexOf("\n", open) === -1 ? end : text.indexOf("\n", open));
+  if (!/^\s*(json)?\s*$/i.test(header)) return undefined;
+  const bodyStart = text.indexOf("\n", open);
+  if (bodyStart === -1 || bodyStart > end) return undefined;
+  return { body: text.slice(bodyStart + 1, end), start: open };
+}
+
+/** Parses a whole reply as one JSON object, repairing raw control characters; undefined when it is not one. */
+function wholeObject(text: string): Record<string, unknown> | undefined {
+  let t = text.trim();
+  const fenced = /^```(?:json)?\s*\n([\s\S]*)\n```$/i.exec(t);
+  if (fenced) t = (fenced[1] ?? "").trim();
+  if (!t.startsWith("{") || !t.endsWith("}")) return undefined;
+  try {
+    const v: unknown = JSON.parse(repairJson(t));
+    return isObject(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A producer's reply (CONTRACT §4 r2): markdown, ending with one fenced json `{"addressed": [...]}`
+ * block that is cut off the artifact; or the whole-object form `{"artifact", "addressed"}`. A JSON
+ * sample inside the markdown is part of the artifact, never the artifact.
+ */
+export function parseProducer(role: string, answer: string): { artifact: string; addressed: AddressedItem[] } {
+  const whole = wholeObject(answer);
+  if (whole) {
+    if (typeof whole.artifact === "string" && whole.artifact.trim()) return { artifact: whole.artifact.trim(), addressed: readAddressed(whole.addressed) };
+    throw new ReplyFormatError(`${role} replied with a JSON document, not a markdown artifact`);
+  }
+  let artifact = answer.trim();
+  let addressed: AddressedItem[] = [];
+  const fence = trailingFence(artifact);
+  if (fence) {
+    const block = wholeObject(fence.body);
+    if (block && "addressed" in block) {
+      addressed = readAddressed(block.addressed);
+      artifact = artifact.slice(0, fence.start).trim();
+    }
+  }
+  if (!artifact) throw new ReplyFormatError(`${role} returned an empty artifact`);
+  return { artifact, addressed };
 }
 
 /** The acceptance-criteria producer's reply: JSON, or failing that a markdown list. */
-export function parseCriteria(role: string, text: string): { criteria: string[]; addressed: AddressedItem[] } {
-  const parsed = parseStructured(text, AcceptanceCriteriaReply);
+export function parseCriteria(role: string, answer: string, quotedFrom: readonly string[] = []): { criteria: string[]; addressed: AddressedItem[] } {
+  const parsed = parseStructured(answer, readCriteriaReply, { quotedFrom });
   if (parsed.ok) return { criteria: parsed.value.acceptance_criteria, addressed: parsed.value.addressed ?? [] };
   // Not JSON: a markdown list, or failing that one criterion per line of prose.
-  const lines = stripThink(text)
+  const lines = answer
     .split("\n")
     .map((l) => l.trim())
     .filter((l) => l && !/^#/.test(l) && !/^```/.test(l));
@@ -119,43 +188,76 @@ export function parseCriteria(role: string, text: string): { criteria: string[];
   return { criteria, addressed: [] };
 }
 
-/** A critic's request: the issue, the context it needs, the artifact under review and, for the surfacer, known gaps. */
-export function criticRequest(
-  role: string,
-  ctx: RoleContext,
-  criticInputs: readonly ArtifactName[],
-  artifact: { name: ArtifactName; text: string },
-  knownGaps?: string,
-): ModelRequest {
+/** What a critic is shown besides the artifact under review. */
+export interface CriticExtras {
+  knownGaps?: string;
+  /** Its own findings of the previous round (CONTRACT §4 r2 round memory). */
+  previous?: readonly Finding[];
+  /** Pending concerns due at this phase: already tracked, not to be raised again in new words. */
+  tracked?: readonly Concern[];
+  /** The categories this stage's critics use. */
+  categories?: readonly string[];
+}
+
+/** A critic's request: the issue, the context it needs, the artifact under review, and its memory. */
+export function criticRequest(role: string, ctx: RoleContext, criticInputs: readonly ArtifactName[], artifact: { name: ArtifactName; text: string }, extras: CriticExtras = {}): ModelRequest {
   const { system, file } = persona(role, "_format-critic");
-  let content = `${contextDoc(ctx, criticInputs)}\n\n## ${TITLES[artifact.name]} under review\n\n${artifact.text}`;
-  if (knownGaps) content += `\n\n## Known gaps shipped in earlier work\n\n${knownGaps}`;
-  return { system, messages: [{ role: "user", content }], schema: replySchemas().findings, promptFile: file };
+  const parts = [...contextBlocks(ctx, criticInputs), `The ${ARTIFACT_TITLES[artifact.name]} under review:`, dataBlock("under_review", artifact.text, artifact.name)];
+  if (extras.knownGaps) parts.push("Known gaps that shipped unresolved in earlier work (check whether this artifact repeats one):", dataBlock("known_gaps", extras.knownGaps));
+  if (extras.tracked?.length) {
+    parts.push("Concerns already tracked for this phase — do not raise them again in new words:", dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief))));
+  }
+  if (extras.previous) {
+    parts.push(
+      "Your findings on the previous draft are below. Repeat, word for word, each one that still applies to the draft under review; drop those the new draft fixed. Add a new finding only for a new problem.",
+      dataBlock("previous_findings", json({ findings: extras.previous })),
+    );
+  }
+  const vocabulary = extras.categories?.length ? ` Use a category from: ${extras.categories.join(", ")}.` : "";
+  parts.push(`Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`);
+  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
 }
 
-/** A critic's, judge's or reviewer's reply; throws ReplyFormatError when it is not one. */
-export function parseFindings(role: string, text: string): { findings: Finding[]; addressed: AddressedItem[] } {
-  const parsed = parseStructured(text, FindingsReply);
-  if (!parsed.ok) throw new ReplyFormatError(`${role} reply is ${parsed.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed.error}`);
-  return { findings: parsed.value.findings, addressed: parsed.value.addressed ?? [] };
+/** A critic's, judge's or reviewer's reply, read leniently: one bad finding is dropped and counted, a bare list is the findings. */
+export function parseFindings(answer: string, quotedFrom: readonly string[]): Parsed<{ findings: Finding[]; addressed?: AddressedItem[] }> {
+  return parseStructured(answer, readFindingsReply as (v: unknown) => Read<{ findings: Finding[]; addressed?: AddressedItem[] }>, { quotedFrom, arrays: true });
 }
 
-/** The plan reviewer's request: plan, criteria, and every pending concern as a must-address constraint. */
-export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[]): ModelRequest {
+/** The reviewer sees at most this many MEDIUM or LOW pending concerns (CONTRACT §4 r2); the rest are counted. */
+export const REVIEWER_MINOR_LIMIT = 8;
+
+/** The plan reviewer's request: plan, criteria, every CRITICAL/HIGH pending concern and up to 8 others, and the producers' claims. */
+export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], claims: readonly ConcernResolution[]): ModelRequest {
   const { system, file } = persona("plan_reviewer");
-  let content = contextDoc(ctx, ["plan", "acceptance_criteria"]);
-  content += pending.length
-    ? `\n\n## Pending concerns (must address)\n\n${JSON.stringify(pending.map(concernBrief), null, 2)}`
-    : "\n\n## Pending concerns (must address)\n\nNone.";
-  return { system, messages: [{ role: "user", content }], schema: replySchemas().findings, promptFile: file };
+  const serious = pending.filter((c) => c.severity === "CRITICAL" || c.severity === "HIGH");
+  const minor = pending.filter((c) => c.severity !== "CRITICAL" && c.severity !== "HIGH");
+  const shown = [...serious, ...minor.slice(0, REVIEWER_MINOR_LIMIT)];
+  const parts = [dataBlock("issue", issueText(ctx.issue)), "The plan under review:", dataBlock("under_review", ctx.artifacts.plan ?? "", "plan")];
+  if (ctx.artifacts.acceptance_criteria) parts.push(dataBlock("artifact", ctx.artifacts.acceptance_criteria, "acceptance_criteria"));
+  parts.push(
+    shown.length ? "Pending concerns (each CRITICAL or HIGH one is a must-address constraint):" : "Pending concerns: none.",
+    ...(shown.length ? [dataBlock("pending_concerns", json(shown.map(concernBrief)))] : []),
+  );
+  if (minor.length > REVIEWER_MINOR_LIMIT) parts.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
+  if (claims.length) {
+    parts.push(
+      "Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in \"addressed\" only if the plan really answers it:",
+      dataBlock("claims", json(claims.map((c) => ({ concern_id: c.concern_id, resolution_kind: c.resolution_kind, note: c.note, by: c.resolved_by })))),
+    );
+  }
+  parts.push('Task: review the plan on the seven dimensions; raise findings only for real defects and for CRITICAL or HIGH pending concerns the plan leaves unanswered; list in "addressed" the pending concerns the plan answers.');
+  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
 }
 
 /** The ComplexityGate's request: title and body, answered with one word. */
 export function gateRequest(issue: TrackedIssue): ModelRequest {
   const p = promptFile("personas/complexity_gate.md");
   return {
-    system: `Role: complexity_gate\n\n${p.text}`,
-    messages: [{ role: "user", content: `# ${issue.title}\n\n${issue.body.trim() || "(no description)"}` }],
+    system: `Role: complexity_gate\n\n${p.text}\n\n${DATA_RULE}`,
+    messages: [{ role: "user", content: `${dataBlock("issue", issueText(issue))}\n\nTask: answer with one word, TRIVIAL or LOAD-BEARING.` }],
     promptFile: { name: p.name, hash: p.hash },
   };
 }
+
+/** The JSON values of texts under review, for quote exclusion (exported for tests). */
+export const valuesIn = (text: string) => jsonValues(text, { arrays: true });

@@ -1,6 +1,6 @@
 import type { MustAddressBy, StagePhase } from "../contracts/concern.js";
 import type { StageSpec } from "../adversarial/retry-loop.js";
-import type { TransientLabel } from "./labels.js";
+import type { TransientLabel } from "../contracts/labels.js";
 
 /** The artifacts the pipeline builds, by name. */
 export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria";
@@ -19,6 +19,8 @@ export interface PipelineStage extends StageSpec {
   inputs: readonly ArtifactName[];
   /** Earlier artifacts the critics see beside the artifact under review. */
   criticInputs: readonly ArtifactName[];
+  /** The fixed category vocabulary this stage's critics write (CONTRACT §4 r2 calibrated critics). */
+  categories: readonly string[];
 }
 
 /** The pipeline is a table (CONTRACT §4): adding a voter is a line here and a persona file. */
@@ -33,6 +35,7 @@ export const STAGES: readonly PipelineStage[] = [
     artifact: "brief",
     inputs: [],
     criticInputs: [],
+    categories: ["problem", "evidence", "assumption", "existing_solution", "validation", "scope"],
   },
   {
     stage: "shape_council",
@@ -44,6 +47,7 @@ export const STAGES: readonly PipelineStage[] = [
     artifact: "shape",
     inputs: ["brief"],
     criticInputs: ["brief"],
+    categories: ["scope", "approach", "user_impact", "architecture", "value", "risk"],
   },
   {
     stage: "plan_council",
@@ -55,6 +59,7 @@ export const STAGES: readonly PipelineStage[] = [
     artifact: "plan",
     inputs: ["brief", "shape"],
     criticInputs: ["shape"],
+    categories: ["assumption", "buildability", "ordering", "test_gap", "risk", "rollback", "scope"],
   },
   {
     // ADR-0064 puts the pre-implementation SpecJudge in the plan phase: it shares the plan label.
@@ -67,6 +72,7 @@ export const STAGES: readonly PipelineStage[] = [
     artifact: "acceptance_criteria",
     inputs: ["plan"],
     criticInputs: ["plan"],
+    categories: ["missing_criterion", "not_in_plan", "contradiction", "unobservable"],
   },
 ];
 
@@ -75,3 +81,17 @@ export const ESCALATING_ROLES: ReadonlySet<string> = new Set(["assumption_surfac
 
 /** The seven dimensions of the plan reviewer. */
 export const REVIEW_DIMENSIONS = ["correctness", "edge_cases", "test_strategy", "scope_creep", "convention", "security", "reproduction"] as const;
+
+/** Calls a stage needs for one round: its producer and every critic. */
+export const roundCalls = (s: PipelineStage) => 1 + s.critics.length;
+
+/**
+ * Calls the stages after `index` need for their first round, plus the plan reviewer's call: what a
+ * stage may never spend (CONTRACT §4 r2 budget reservation).
+ */
+export function reserveAfter(index: number): number {
+  return STAGES.slice(index + 1).reduce((n, s) => n + roundCalls(s), 0) + 1;
+}
+
+/** Every role `issue plan` may call, in the order it calls them. */
+export const PIPELINE_ROLES: readonly string[] = ["complexity_gate", ...new Set(STAGES.flatMap((s) => [s.producer, ...s.critics])), "plan_reviewer"];

@@ -51,4 +51,18 @@ export const MIGRATIONS: readonly string[] = [
     state    TEXT NOT NULL
   );
   `,
+  // 3 — wave 2: leases (one planner per issue), the cycle's dollars, and cache age for `cache clear --older-than`.
+  `
+  CREATE TABLE leases (
+    issue_id    TEXT PRIMARY KEY,
+    holder_id   TEXT NOT NULL,
+    host        TEXT NOT NULL,
+    pid         INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    renewed_at  INTEGER NOT NULL
+  );
+  ALTER TABLE plans ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+  CREATE INDEX cache_created ON cache(created_at);
+  CREATE INDEX events_type ON events(type, seq);
+  `,
 ];

@@ -11,6 +11,9 @@ export type { GithubOptions } from "./github/client.js";
 
 type GithubConfig = Extract<TrackerConfig, { type: "github" }>;
 
+/** An issue closed by a merged pull request while in one of these states is carried over (CONTRACT §7). */
+const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan"];
+
 /** Env knob for the spacing between writes, in ms (unset: the throttling plugin's, as GitHub advises). */
 export const WRITE_INTERVAL_ENV = "DISSENT_GITHUB_WRITE_INTERVAL_MS";
 
@@ -112,6 +115,27 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     async recordMerged(id, pr, gaps) {
       const n = issueNumber(id);
       await writeComment(n, MERGED_MARKER, mergedComment(String(n), pr, gaps));
+    },
+    /**
+     * Closed issues still labelled ready, hitl or plan whose closing commit belongs to a merged pull
+     * request: the issue's last `closed` event names the commit, and GitHub lists the pull requests
+     * associated with that commit (REST: issues/{n}/events, commits/{sha}/pulls).
+     */
+    async mergedClosures() {
+      const closed = await session.step("listing closed issues", (gh) => gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "closed", per_page: 100 }));
+      const out: { issue: TrackedIssue; pr: number }[] = [];
+      for (const d of closed) {
+        if (d.pull_request) continue;
+        const issue = toIssue(d);
+        if (issue.labels.includes("dissent-fixed") || !issue.labels.some((l) => MERGEABLE.includes(l))) continue;
+        const events = await session.step(`reading the events of issue #${d.number}`, (gh) => gh.paginate(gh.rest.issues.listEvents, { owner, repo, issue_number: d.number, per_page: 100 }));
+        const sha = [...events].reverse().find((e) => e.event === "closed")?.commit_id;
+        if (!sha) continue;
+        const pulls = await session.step(`finding the pull request of commit ${sha.slice(0, 7)}`, (gh) => gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: sha }));
+        const merged = pulls.data.find((p) => p.merged_at);
+        if (merged) out.push({ issue, pr: merged.number });
+      }
+      return out;
     },
   };
 }

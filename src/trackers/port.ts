@@ -18,12 +18,19 @@ export interface PlanReport {
   pendingConcerns: Concern[];
 }
 
-/** The port every tracker adapter implements (local SQLite, GitHub). */
+/** An issue closed by a merged pull request (a closing reference), for the factory's post-merge handler (CONTRACT §7). */
+export interface MergedClosure {
+  issue: TrackedIssue;
+  pr: number;
+}
+
+/** The port every tracker adapter implements (local store, GitHub). */
 export interface Tracker {
   readonly kind: "local" | "github";
   /** A human-readable name for messages ("local", "owner/name"). */
   readonly name: string;
   get(id: string): Promise<TrackedIssue>;
+  /** Open issues. */
   list(): Promise<TrackedIssue[]>;
   /** Adds before it removes; idempotent; returns the labels afterwards. */
   setLabels(id: string, change: { add: readonly string[]; remove: readonly string[] }): Promise<string[]>;
@@ -31,4 +38,6 @@ export interface Tracker {
   publishPlan(id: string, report: PlanReport): Promise<void>;
   /** Notes the merge on the issue. */
   recordMerged(id: string, pr: number, gaps: readonly Concern[]): Promise<void>;
+  /** Closed issues still labelled ready/hitl/plan whose closing pull request was merged. */
+  mergedClosures(): Promise<MergedClosure[]>;
 }

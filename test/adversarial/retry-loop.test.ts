@@ -6,9 +6,8 @@ import { AdversarialRetryLoop, MAX_RETRIES, type Critic, type LoopContext, type 
 import { Concern, StageRecord as StageRun, type Finding, type Severity } from "../../src/contracts/concern.js";
 import { DissentEvent, type NewEvent } from "../../src/contracts/events.js";
 import { ProviderAuthError } from "../../src/errors.js";
-import { memoryDb } from "../../src/store/db.js";
-import { sqliteEventLog } from "../../src/store/event-log.js";
-import { foldState, loadState, stateHook } from "../../src/store/state.js";
+import { memoryStore } from "../../src/store/sqlite.js";
+import { foldState } from "../../src/store/state.js";
 
 const STAGE: StageSpec = { stage: "plan_council", phase: "plan", mustAddressBy: "spec" };
 const NOW = "2026-05-17T12:00:00.000Z";
@@ -26,17 +25,20 @@ function scriptedProducer(make: (input: RoundInput<string>) => string = (i) => `
   return { producer, inputs };
 }
 
-/** A critic answering from a function of (artifact, round), recording what it reviewed. */
+/**
+ * A critic answering from a function of (artifact, round), recording what it reviewed. A finding
+ * without evidence quotes the whole artifact (as a real critic must, for CRITICAL and HIGH).
+ */
 function critic(role: string, answer: (artifact: string, round: number) => Finding[] | Error, onCall?: () => void) {
-  const seen: { artifact: string; round: number }[] = [];
+  const seen: { artifact: string; round: number; previous?: readonly Finding[] }[] = [];
   const c: Critic<string> = {
     role,
-    async review(artifact, round) {
-      seen.push({ artifact, round });
+    async review(artifact, { round, previous }) {
+      seen.push({ artifact, round, ...(previous ? { previous } : {}) });
       onCall?.();
       const a = answer(artifact, round);
       if (a instanceof Error) throw a;
-      return a;
+      return { findings: a.map((x) => (x.evidence === undefined ? { ...x, evidence: artifact } : x)) };
     },
   };
   return Object.assign(c, { seen });
@@ -85,7 +87,7 @@ describe("AdversarialRetryLoop: convergence", () => {
 
   it("converges in round 2, the producer's second call receiving the blocking concern and its own first artifact", async () => {
     const { producer, inputs } = scriptedProducer((i) => (i.blocking.some((c) => /retry path/i.test(c.concern)) ? "plan v2 with a retry-path test" : "plan v1"));
-    const tester = critic("plan.tester", (artifact) => (artifact.includes("retry-path test") ? [] : [f("CRITICAL", "Missing test for the retry path.", { evidence: "step 3" })]));
+    const tester = critic("plan.tester", (artifact) => (artifact.includes("retry-path test") ? [] : [f("CRITICAL", "Missing test for the retry path.", { evidence: "plan v1" })]));
     const builder = silent("plan.builder");
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [builder, tester]).run(STAGE, ctx);
@@ -105,7 +107,7 @@ describe("AdversarialRetryLoop: convergence", () => {
       severity: "CRITICAL",
       category: "test_strategy",
       concern: "Missing test for the retry path.",
-      evidence: "step 3",
+      evidence: "plan v1",
       must_address_by: "spec",
       fingerprint: fingerprint({ category: "test_strategy", concern: "Missing test for the retry path." }),
     });
@@ -221,20 +223,20 @@ describe("AdversarialRetryLoop: the council tally inside the loop", () => {
     expect(ofType(events, "ConcernForwarded").map((e) => [e.concern.severity, e.reason])).toEqual([["MEDIUM", "advisory"]]);
   });
 
-  it("never drops non-blocking findings: advisories of every round are forwarded, once each, when the stage converges later", async () => {
+  it("forwards the advisories of the last voting round only: advice about a draft since rewritten is stale (CONTRACT §4 r2)", async () => {
     const { producer } = scriptedProducer();
     const tester = critic("plan.tester", (_a, round) =>
       round === 1
         ? [f("CRITICAL", "Missing test for the retry path."), f("LOW", "Typo in step 3")]
         : round === 2
           ? [f("CRITICAL", "Migration has no rollback"), f("MEDIUM", "Step 4 is vague"), f("LOW", "typo in step 3!")]
-          : [],
+          : [f("MEDIUM", "Step 4 is vague"), f("LOW", "Typo in step 3")],
     );
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [silent("plan.builder"), tester]).run(STAGE, ctx);
     expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 3, concerns_raised: 4, concerns_forwarded: 2 });
-    // The typo was raised twice (reworded): it is one concern, forwarded once.
-    const fp = (concern: string) => fingerprint({ category: "test_strategy", concern });
+    // The typo was raised in every round (reworded once): it is one concern, forwarded once, from round 3.
+    const fp = (concern: string) => fingerprint({ concern });
     expect(r.forwarded.map((c) => [c.fingerprint, c.severity]).sort()).toEqual(
       [
         [fp("Step 4 is vague"), "MEDIUM"],
@@ -286,8 +288,12 @@ describe("AdversarialRetryLoop: critic failures", () => {
     expect(broken.seen).toHaveLength(2);
     expect(inputs[1]?.blocking.map((c) => c.concern)).toEqual(["Migration has no rollback"]);
     // The crashed critic is still one of the stage's two critics: a lone HIGH is advisory MEDIUM.
-    expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 2 });
-    expect(r.forwarded.map((c) => [c.concern, c.severity])).toEqual([["Step 4 may race with the cron job", "MEDIUM"]]);
+    expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 2, critic_failures: 2 });
+    // It failed in every round, so its lane went unreviewed: that is forwarded too (CONTRACT §4 r2).
+    expect(r.forwarded.map((c) => [c.concern, c.severity])).toEqual([
+      ["Critic plan.builder failed in every round of plan_council, so its lane was not reviewed", "MEDIUM"],
+      ["Step 4 may race with the cron job", "MEDIUM"],
+    ]);
     expect(types(events).at(-1)).toBe("AdversarialStageCompleted");
   });
 
@@ -383,7 +389,7 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
         const spent = Math.min(alreadyUsed, max);
         const budget = callBudget(max, spent);
         const { loop, inputs } = budgeted(budget, critics);
-        const { ctx, events } = context({ budget, usage: () => ({ calls: budget.used(), inputTokens: 0, outputTokens: 0 }) });
+        const { ctx, events } = context({ budget, usage: () => ({ calls: budget.used() - spent, inputTokens: 0, outputTokens: 0, costUsd: null }) });
         const r = await loop.run(STAGE, ctx);
 
         const perRound = critics + 1;
@@ -401,11 +407,12 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
     );
   });
 
-  it("with no room for even one round: rounds 0, no artifact, nothing called", async () => {
+  it("with no room for even one round: rounds 0, no artifact, nothing called, and the missing review on the record", async () => {
     const budget = callBudget(2);
     const { loop, inputs } = budgeted(budget, 2);
     const r = await loop.run(STAGE, context({ budget }).ctx);
-    expect(r.stageRun).toMatchObject({ outcome: "budget", rounds: 0, retries: 0, concerns_raised: 0, concerns_forwarded: 0 });
+    expect(r.stageRun).toMatchObject({ outcome: "budget", rounds: 0, retries: 0, concerns_forwarded: 1 });
+    expect(r.forwarded).toEqual([expect.objectContaining({ severity: "HIGH", category: "review_unavailable" })]);
     expect(r.artifact).toBeUndefined();
     expect(inputs).toEqual([]);
     expect(budget.used()).toBe(0);
@@ -452,8 +459,8 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
 });
 
 describe("AdversarialRetryLoop: StageRun metrics are real", () => {
-  it("reports calls and tokens from the usage port, as this stage's share only", async () => {
-    const usage = { calls: 7, inputTokens: 1000, outputTokens: 100 }; // spent by earlier stages
+  it("reports calls, tokens and dollars from the usage port (this stage's share)", async () => {
+    const usage = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null as number | null };
     const spend = () => {
       usage.calls++;
       usage.inputTokens += 50;
@@ -523,18 +530,43 @@ describe("AdversarialRetryLoop: events", () => {
   });
 
   it("through the event log, the folded state holds the forwarded concerns and the StageRun", async () => {
-    const db = memoryDb();
-    const log = sqliteEventLog(db, [stateHook]);
+    const store = await memoryStore();
     const { producer } = scriptedProducer();
     const risk = critic("plan.risk_skeptic", () => [f("CRITICAL", "Migration has no rollback"), f("LOW", "Typo in step 3")]);
-    const r = await new AdversarialRetryLoop(producer, [silent("plan.builder"), risk]).run(STAGE, context({ emit: (e) => void log.append(e) }).ctx);
+    const { ctx, events } = context();
+    const r = await new AdversarialRetryLoop(producer, [silent("plan.builder"), risk]).run(STAGE, ctx);
+    await store.append(events);
 
-    const state = loadState(db, "issue-1");
-    expect(state).toEqual(foldState(log.list({ issueId: "issue-1" })));
+    const state = await store.state("issue-1");
+    expect(state).toEqual(foldState(await store.events({ issueId: "issue-1" })));
     expect(state.phase).toBe("plan");
     expect(state.current_stage).toBeNull();
     expect(state.stage_history).toEqual([r.stageRun]);
     expect(state.pending_concerns).toEqual(r.forwarded);
     expect(state.pending_concerns.map((c) => c.severity).sort()).toEqual(["CRITICAL", "LOW"]);
+  });
+});
+
+describe("AdversarialRetryLoop: round memory and reservation (CONTRACT §4 r2)", () => {
+  it("gives each critic its own findings of the previous round, from round 2 on", async () => {
+    const { producer } = scriptedProducer();
+    const tester = critic("plan.tester", (_a, round) => [f("CRITICAL", `objection ${round}`)]);
+    const builder = critic("plan.builder", () => [f("LOW", "nit")]);
+    await new AdversarialRetryLoop(producer, [builder, tester]).run(STAGE, context().ctx);
+    expect(tester.seen[0]?.previous).toBeUndefined();
+    expect(tester.seen[1]?.previous?.map((x) => x.concern)).toEqual(["objection 1"]);
+    expect(builder.seen[1]?.previous?.map((x) => x.concern)).toEqual(["nit"]);
+  });
+
+  it("never spends the calls reserved for later stages: a round that would leave less is not started", async () => {
+    const budget = callBudget(20);
+    const { producer, inputs } = scriptedProducer(undefined, () => budget.take()(true));
+    const cs = ["c0", "c1"].map((role) => critic(role, (_a, round) => [f("CRITICAL", `${role} problem ${["one", "two", "three", "four"][round - 1]}`)], () => budget.take()(true)));
+    const loop = new AdversarialRetryLoop(producer, cs);
+    const r = await loop.run(STAGE, context({ budget, reserve: 12 }).ctx);
+    // 3 calls a round: rounds 1 and 2 leave 17 and 14; a third would leave 11 < 12.
+    expect(inputs).toHaveLength(2);
+    expect(r.stageRun.outcome).toBe("budget");
+    expect(budget.remaining()).toBe(14);
   });
 });

@@ -1,10 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fingerprint } from "../../src/adversarial/fingerprint.js";
-import { tally, type TallyContext, type Vote } from "../../src/adversarial/tally.js";
+import { groundingText } from "../../src/adversarial/grounding.js";
+import { MAX_FINDINGS, tally, type TallyContext, type Vote } from "../../src/adversarial/tally.js";
 import { Concern, type Finding, type Severity } from "../../src/contracts/concern.js";
 
 const NOW = "2026-05-17T12:00:00.000Z";
+/** The artifact under review: one line per concern the property test draws, and a first line every default finding quotes. */
+const LINES = ["Step 1 writes the retry loop.", "Step 2 calls the payment API.", "Step 3 migrates the sessions table.", "Step 4 tidies the docs.", "Step 5 logs every request.", "Step 6 ships it."];
+const ARTIFACT = LINES.join("\n");
 
 function ctx(criticCount: number, over: Partial<TallyContext> = {}): TallyContext {
   return {
@@ -12,13 +16,14 @@ function ctx(criticCount: number, over: Partial<TallyContext> = {}): TallyContex
     phase: "plan",
     mustAddressBy: "spec",
     criticCount,
+    artifact: groundingText(ARTIFACT),
     idFor: (fp, role) => `PLAN-${role.toUpperCase()}-${fp}`,
     now: () => NOW,
     ...over,
   };
 }
 
-const f = (severity: Severity, concern: string, extra: Partial<Finding> = {}): Finding => ({ severity, concern, category: "test_strategy", ...extra });
+const f = (severity: Severity, concern: string, extra: Partial<Finding> = {}): Finding => ({ severity, concern, category: "test_strategy", evidence: LINES[0], ...extra });
 const vote = (role: string, ...findings: Finding[]): Vote => ({ role, findings });
 
 describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
@@ -49,12 +54,12 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
     );
     expect(t.blocking).toHaveLength(1);
     expect(t.blocking[0]).toMatchObject({ severity: "HIGH", raised_by: "plan.builder", concern: "Missing test for the retry path." });
-    expect(t.blocking[0]?.fingerprint).toBe(fingerprint({ category: "test_strategy", concern: "missing tests for retry path" }));
+    expect(t.blocking[0]?.fingerprint).toBe(fingerprint({ concern: "missing tests for retry path" }));
     expect(t.advisory).toEqual([]);
   });
 
   it("two critics' HIGHs about different concerns each stay advisory MEDIUM", () => {
-    const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path.")), vote("plan.tester", f("HIGH", "Missing test for the timeout path."))], ctx(2));
+    const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path.")), vote("plan.tester", f("HIGH", "Missing test for the timeout path.", { evidence: LINES[1] }))], ctx(2));
     expect(t.blocking).toEqual([]);
     expect(t.advisory.map((c) => [c.concern, c.severity])).toEqual([
       ["Missing test for the retry path.", "MEDIUM"],
@@ -109,7 +114,7 @@ describe("tally, a one-critic stage (spec)", () => {
 describe("tally: the concerns it makes", () => {
   it("fills every Concern field from the finding and the context, and parses as a Concern", () => {
     const t = tally(
-      [vote("plan.builder", f("CRITICAL", "The migration has no rollback", { evidence: "step 5 drops a column", category: "correctness" })), vote("plan.tester")],
+      [vote("plan.builder", f("CRITICAL", "The migration has no rollback", { evidence: "Step 3 migrates the sessions table.", category: "correctness" })), vote("plan.tester")],
       ctx(2),
     );
     const c = t.blocking[0] as Concern;
@@ -122,7 +127,7 @@ describe("tally: the concerns it makes", () => {
       severity: "CRITICAL",
       category: "correctness",
       concern: "The migration has no rollback",
-      evidence: "step 5 drops a column",
+      evidence: "Step 3 migrates the sessions table.",
       must_address_by: "spec",
       human_required: false,
       fingerprint: fingerprint({ category: "correctness", concern: "The migration has no rollback" }),
@@ -137,9 +142,9 @@ describe("tally: the concerns it makes", () => {
     expect(asked).toEqual([[fingerprint({ category: "test_strategy", concern: "x is missing" }), "a"]]);
   });
 
-  it("carries human_required, from any critic that set it", () => {
+  it("carries human_required from any critic that set it on a grounded HIGH or CRITICAL, never from a LOW (CONTRACT §4 r2)", () => {
     const lone = tally([vote("a", f("LOW", "Needs a product decision on pricing", { human_required: true })), vote("b")], ctx(2));
-    expect(lone.advisory[0]?.human_required).toBe(true);
+    expect(lone.advisory[0]?.human_required).toBe(false);
     const merged = tally(
       [vote("a", f("CRITICAL", "Legal review of the data export is needed")), vote("b", f("CRITICAL", "legal review of data exports needed", { human_required: true }))],
       ctx(2),
@@ -155,9 +160,9 @@ describe("tally: the concerns it makes", () => {
     expect(t.advisory[0]?.category).toBe("scope_creep");
   });
 
-  it("stamps every concern with a fingerprint equal to fingerprint() of its own category and concern", () => {
+  it("stamps every concern with a fingerprint equal to fingerprint() of its own concern text", () => {
     // Downstream code (the plan reviewer, carryover) finds a pending concern by recomputing
-    // fingerprint({category, concern}); a stored fingerprint that differs makes it a stranger.
+    // fingerprint({concern}); a stored fingerprint that differs makes it a stranger.
     const t = tally(
       [
         vote("a", f("LOW", "with category", { category: "security" }), { severity: "LOW", concern: "with a dimension only", dimension: "edge_cases" }, { severity: "LOW", concern: "with neither" }),
@@ -187,7 +192,7 @@ describe("tally: properties over random votes", () => {
   const arbVotes = fc.integer({ min: 1, max: 4 }).chain((critics) =>
     fc.tuple(
       fc.constant(critics),
-      fc.array(fc.array(arbFinding, { maxLength: 4 }), { minLength: critics, maxLength: critics }),
+      fc.array(fc.array(arbFinding, { maxLength: MAX_FINDINGS }), { minLength: critics, maxLength: critics }),
       fc.subarray(ROLES.slice(0, critics)), // critics that answered; the others failed
     ),
   );
@@ -197,6 +202,7 @@ describe("tally: properties over random votes", () => {
       fc.property(arbVotes, ([critics, perCritic, answered]) => {
         const votes: Vote[] = [];
         const expected = new Map<number, { severity: Severity; critics: Set<string>; human: boolean }>();
+        const serious = (x: Severity) => x === "CRITICAL" || x === "HIGH";
         perCritic.forEach((findings, i) => {
           const role = ROLES[i] as string;
           if (!answered.includes(role)) return;
@@ -206,10 +212,11 @@ describe("tally: properties over random votes", () => {
               const words = POOL[x.pick] as readonly string[];
               const e = expected.get(x.pick) ?? { severity: "LOW" as Severity, critics: new Set<string>(), human: false };
               if (RANK[x.severity] > RANK[e.severity]) e.severity = x.severity;
-              e.critics.add(role);
-              e.human ||= x.human;
+              if (serious(x.severity)) e.critics.add(role);
+              e.human ||= x.human && serious(x.severity);
               expected.set(x.pick, e);
-              return f(x.severity, words[x.wording % words.length] as string, x.human ? { human_required: true } : {});
+              // Each concern quotes its own line: corroboration here is by fingerprint only.
+              return f(x.severity, words[x.wording % words.length] as string, { evidence: LINES[x.pick], ...(x.human ? { human_required: true } : {}) });
             }),
           });
         });
@@ -218,7 +225,7 @@ describe("tally: properties over random votes", () => {
         expect(all).toHaveLength(expected.size);
         expect(new Set(all.map((c) => c.fingerprint)).size).toBe(all.length);
         for (const [pick, e] of expected) {
-          const fp = fingerprint({ category: "test_strategy", concern: (POOL[pick] as readonly string[])[0] as string });
+          const fp = fingerprint({ concern: (POOL[pick] as readonly string[])[0] as string });
           const got = all.find((c) => c.fingerprint === fp);
           expect(got).toBeDefined();
           const blocks = critics >= 2 ? e.severity === "CRITICAL" || (e.severity === "HIGH" && e.critics.size >= 2) : e.severity === "CRITICAL" || e.severity === "HIGH";
@@ -229,5 +236,38 @@ describe("tally: properties over random votes", () => {
         }
       }),
     );
+  });
+});
+
+describe("tally: grounded severity and corroboration (CONTRACT §4 r2)", () => {
+  it("a CRITICAL or HIGH whose evidence is not in the artifact counts as MEDIUM, keeps raised_severity, and is counted", () => {
+    const t = tally([vote("a", f("CRITICAL", "Central premise is unvalidated", { evidence: "a line nobody wrote here" })), vote("b")], ctx(2));
+    expect(t.blocking).toEqual([]);
+    expect(t.advisory[0]).toMatchObject({ severity: "MEDIUM", raised_severity: "CRITICAL" });
+    expect(t.ungrounded).toBe(1);
+  });
+
+  it("a HIGH is corroborated by another critic's HIGH quoting an overlapping excerpt, in other words", () => {
+    const t = tally(
+      [vote("a", f("HIGH", "No rollback for the migration", { evidence: "Step 3 migrates the sessions table." })), vote("b", f("HIGH", "Sessions move without a backup", { evidence: "migrates the sessions table" }))],
+      ctx(2),
+    );
+    expect(t.blocking.map((c) => c.severity)).toEqual(["HIGH", "HIGH"]);
+  });
+
+  it("HIGHs quoting different lines corroborate nothing", () => {
+    const t = tally([vote("a", f("HIGH", "No rollback for the migration", { evidence: LINES[2] })), vote("b", f("HIGH", "Every request is logged", { evidence: LINES[4] }))], ctx(2));
+    expect(t.blocking).toEqual([]);
+    expect(t.advisory.map((c) => [c.severity, c.raised_severity])).toEqual([
+      ["MEDIUM", "HIGH"],
+      ["MEDIUM", "HIGH"],
+    ]);
+  });
+
+  it("a critic's findings beyond 5 in one round are dropped and counted", () => {
+    const many = Array.from({ length: 8 }, (_, i) => f("LOW", `remark number ${["one", "two", "three", "four", "five", "six", "seven", "eight"][i]}`));
+    const t = tally([vote("a", ...many), vote("b")], ctx(2));
+    expect(t.advisory).toHaveLength(5);
+    expect(t.overCap).toBe(3);
   });
 });

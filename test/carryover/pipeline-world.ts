@@ -6,6 +6,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
+import { readDataBlocks } from "../../src/prompting/data-block.js";
+import { quoteUnderReview } from "../support/quote.js";
 import { STAGES } from "../../src/pipeline/stages.js";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from "../support/openai-server.js";
@@ -32,17 +34,22 @@ export const requestText = (req: ChatRequest): string => req.body.messages.map((
 /** The first user message of a request (the one holding the issue and its context). */
 export const firstUser = (req: ChatRequest): string => req.body.messages.find((m) => m.role === "user")?.content ?? "";
 
-/** Which issue a pipeline request is about (every role's context starts `# Issue N: title`). */
-export const issueOf = (req: ChatRequest): string | undefined => /# Issue (\S+): /.exec(firstUser(req))?.[1];
+/** Issue ids by title, as the worlds of this process created them (requests name an issue by its title and body). */
+const idsByTitle = new Map<string, string>();
+
+/** Which issue a pipeline request is about: the title in its `issue` data block. */
+export const issueOf = (req: ChatRequest): string | undefined => {
+  const issue = readDataBlocks(firstUser(req)).find((b) => b.kind === "issue");
+  const title = issue?.text.split("\n")[0]?.replace(/^#\s*/, "").trim();
+  return title === undefined ? undefined : idsByTitle.get(title);
+};
 
 export const findings = (list: FindingSpec[] = []): string => JSON.stringify({ findings: list });
 
-/** The ids of the pending concerns a producer was told to address (its first message's JSON block). */
+/** The ids of the pending concerns a producer was told to address (its `pending_concerns` data block). */
 export function pendingIdsGiven(req: ChatRequest): string[] {
-  const text = firstUser(req);
-  const at = text.indexOf("## Pending concerns");
-  if (at === -1) return [];
-  return [...text.slice(at).matchAll(/"id":\s*"([^"]+)"/g)].map((m) => m[1] ?? "");
+  const block = readDataBlocks(firstUser(req)).find((b) => b.kind === "pending_concerns");
+  return block ? (JSON.parse(block.text) as { id: string }[]).map((c) => c.id) : [];
 }
 
 /**
@@ -57,7 +64,7 @@ export function scripted(script: Partial<Record<string, RoleScript>> = {}) {
     const n = counts.get(role) ?? 0;
     counts.set(role, n + 1);
     const s = script[role];
-    if (s !== undefined) return { content: typeof s === "function" ? s(req, n) : s };
+    if (s !== undefined) return { content: quoteUnderReview(req, typeof s === "function" ? s(req, n) : s) };
     if (role === "complexity_gate") return { content: "LOAD-BEARING" };
     if (role === "spec.ac_generator") return { content: JSON.stringify({ acceptance_criteria: ["The change is covered by an automated test."] }) };
     if (PRODUCERS.includes(role)) return { content: `# ${role} artifact\n\nA plain, stable draft from ${role}.\n` };
@@ -163,7 +170,9 @@ export async function pipelineWorld(script: Partial<Record<string, RoleScript>> 
     run,
     async newIssue(title, body, labels = []) {
       const r = ok(await run(["issue", "new", "--title", title, "--body", body, ...labels.flatMap((l) => ["--label", l]), "--json"]), "issue new");
-      return (JSON.parse(r.stdout) as { id: string }).id;
+      const id = (JSON.parse(r.stdout) as { id: string }).id;
+      idsByTitle.set(title, id);
+      return id;
     },
     async plan(id) {
       const r = ok(await run(["issue", "plan", id, "--json"]), `issue plan ${id}`);

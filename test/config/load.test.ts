@@ -1,3 +1,4 @@
+import { exitCodeOf } from "../../src/cli/exit-codes.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -14,7 +15,7 @@ function configError(fn: () => unknown): Error {
     fn();
   } catch (e) {
     expect(ConfigError.isInstance(e)).toBe(true);
-    expect((e as { exitCode: number }).exitCode).toBe(2);
+    expect(exitCodeOf(e)).toBe(2);
     return e as Error;
   }
   throw new Error("expected a ConfigError");

@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { TRANSIENT_LABELS } from "../../src/pipeline/labels.js";
+import { TRANSIENT_LABELS } from "../../src/contracts/labels.js";
+import { readDataBlocks } from "../../src/prompting/data-block.js";
 import {
   bodyOf,
   findings,
@@ -178,6 +179,12 @@ describe("resolutions keep a concern out of the gaps", () => {
           addressed: ids.map((concern_id) => ({ concern_id, resolution_kind: "addressed-in-code", note: "mobile uploads share the endpoint" })),
         });
       },
+      // A producer's word on a CRITICAL is a claim: the reviewer, shown it, confirms it (CONTRACT §4 r2).
+      plan_reviewer: (req) => {
+        const claims = readDataBlocks(req.body.messages.map((m) => m.content).join("\n")).find((b) => b.kind === "claims");
+        const ids = claims ? (JSON.parse(claims.text) as { concern_id: string }[]).map((c) => c.concern_id) : [];
+        return JSON.stringify({ findings: [], addressed: ids.map((concern_id) => ({ concern_id, resolution_kind: "addressed-in-code", note: "step 1 covers mobile uploads" })) });
+      },
     });
     const id = await w.newIssue(TITLE, BODY, ["dissent-load-bearing"]);
     const planned = await w.plan(id);
@@ -191,8 +198,9 @@ describe("resolutions keep a concern out of the gaps", () => {
     expect(planned.pending_concerns.map((c) => c.concern)).not.toContain(SHAPE_CRIT.concern);
     const byPlanner = ofType(await w.events(id), "ConcernAddressed").map((e) => e.resolution as Record<string, unknown>);
     expect(byPlanner).toContainEqual(
-      expect.objectContaining({ concern_id: shapeConcern?.id, resolution_kind: "addressed-in-code", resolved_by: "planner", fingerprint: shapeConcern?.fingerprint, note: "mobile uploads share the endpoint" }),
+      expect.objectContaining({ concern_id: shapeConcern?.id, resolution_kind: "addressed-in-code", resolved_by: "planner", fingerprint: shapeConcern?.fingerprint, note: "mobile uploads share the endpoint", settled: false }),
     );
+    expect(byPlanner).toContainEqual(expect.objectContaining({ concern_id: shapeConcern?.id, resolved_by: "plan_reviewer" }));
 
     // The spec judge's HIGH is still pending: a person defers it.
     const high = planned.pending_concerns.find((c) => c.concern === HIGH.concern);

@@ -21,7 +21,7 @@ import {
 const CRIT: FindingSpec = { severity: "CRITICAL", category: "security", concern: "Nobody checked that the upload endpoint rejects oversized payloads" };
 const HIGH: FindingSpec = { severity: "HIGH", category: "edge_cases", concern: "Acceptance criteria never mention concurrent writers to the same upload" };
 
-const KNOWN_GAPS = "Known gaps shipped in earlier work";
+const KNOWN_GAPS = '<data kind="known_gaps"';
 
 // Each test spawns the CLI several times and runs whole planning cycles; give a loaded machine room.
 vi.setConfig({ testTimeout: 120_000 });

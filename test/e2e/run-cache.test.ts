@@ -98,15 +98,15 @@ describe("reply cache (CONTRACT §3 determinism)", () => {
 });
 
 describe("--no-cache", () => {
-  it("makes the requests again and does not disturb the cache", async () => {
+  it("makes the requests again, and the new reply replaces the cached one (CONTRACT §3 r2)", async () => {
     w = await world(changing());
-    const first = await w.run(["run", PROMPT]);
+    await w.run(["run", PROMPT]);
     const fresh = await w.run(["run", "--no-cache", PROMPT]);
     expect(fresh.code).toBe(0);
     expect(w.server.requests).toHaveLength(2);
     expect(fresh.stdout).toBe(`${DRAFT} (call 1)\n`);
     const cached = await w.run(["run", PROMPT]);
-    expect(cached.stdout).toBe(first.stdout);
+    expect(cached.stdout).toBe(fresh.stdout);
     expect(w.server.requests).toHaveLength(2);
   });
 

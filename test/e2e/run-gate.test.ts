@@ -37,6 +37,7 @@ describe("dissent run: without --audit", () => {
       challenger_status: "skipped",
       concerns: 0,
       ungrounded_concerns: 0,
+      invalid_concerns: 0,
     });
     expect(out.run.run_id).toMatch(/\S/);
     expect(out.run.calls).toHaveLength(1);
@@ -80,6 +81,7 @@ describe("dissent run --audit: pass", () => {
       challenger_status: "ok",
       concerns: 0,
       ungrounded_concerns: 0,
+      invalid_concerns: 0,
     });
     expect(out.run.calls.map((c) => [c.role, c.model])).toEqual([
       ["executor", EXEC_MODEL],
@@ -120,6 +122,7 @@ describe("dissent run --audit: needs_work", () => {
       challenger_status: "ok",
       concerns: 1,
       ungrounded_concerns: 1,
+      invalid_concerns: 0,
     });
     expect(out.run.calls.map((c) => c.role)).toEqual(["executor", "challenger", "revision"]);
     expect(out.run.calls[2]).toMatchObject({ provider: "local", model: EXEC_MODEL, route: "primary" });

@@ -96,7 +96,7 @@ describe("executor failures (CONTRACT §6)", () => {
     w = await world(byRole({ executor: { status: 500 } }));
     const r = await w.run(["run", "--verbose", PROMPT]);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^dissent: error: /);
+    expect(r.stderr).toMatch(/^dissent: error: /m);
     expect(r.stderr.split("\n").filter(Boolean).length).toBeGreaterThan(1);
   });
 });

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import type { CallRecord } from "../../src/contracts/audit.js";
 import { Interrupted, ProviderAuthError, ReplayMiss } from "../../src/errors.js";
 import { auditGate, type GateDeps } from "../../src/gate/audit-gate.js";
-import type { CallMeta, ModelReply } from "../../src/models/call.js";
+import { answerOf, type CallMeta, type ModelReply } from "../../src/models/call.js";
+import type { Parsed } from "../../src/models/json.js";
 import type { ModelRequest } from "../../src/models/types.js";
 import { auditReply } from "../support/mock-model.js";
 
@@ -11,19 +12,20 @@ const DRAFT = "Water boils at 100 °C at sea level.";
 /** A gate port answering per role from a script; records what each role was asked. */
 function fakeCall(answers: Partial<Record<"executor" | "challenger" | "revision", string | Error>>) {
   const seen: { meta: CallMeta; request: ModelRequest }[] = [];
-  const call: GateDeps["call"] = async (meta, request): Promise<ModelReply> => {
+  const call: GateDeps["call"] = async <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>): Promise<ModelReply<T>> => {
     seen.push({ meta, request });
     const a = answers[meta.role as keyof typeof answers];
     if (a === undefined) throw new Error(`unexpected call for ${meta.role}`);
     if (a instanceof Error) throw a;
     const record: CallRecord = { role: meta.role, provider: "fake", model: "m", route: "primary", cached: false, latency_ms: 1, input_tokens: 1, output_tokens: 1 };
-    return { text: a, record, requestHash: "h" };
+    const answer = answerOf(a);
+    return { text: a, answer, record, requestHash: "h", ...(parse ? { parsed: parse(answer) } : {}) };
   };
   return { call, seen };
 }
 
 const input = { prompt: "At what temperature does water boil?", constraints: [], policies: [], audit: true };
-const boils = { category: "factual_risk", severity: "low", evidence: "100 °C", concern: "Depends on pressure." };
+const boils = { category: "factual_risk", severity: "low", evidence: "100 °C at sea level", concern: "Depends on pressure." };
 
 describe("auditGate", () => {
   it("routes the revision through the executor's route", async () => {
@@ -61,7 +63,7 @@ describe("auditGate", () => {
 
   it("a challenger that cannot authenticate fails open like any other challenger failure", async () => {
     const warnings: string[] = [];
-    const { call } = fakeCall({ executor: DRAFT, challenger: new ProviderAuthError("provider 'x' refused the request (401)") });
+    const { call } = fakeCall({ executor: DRAFT, challenger: new ProviderAuthError("provider 'x' refused the request (401)", { provider: "x", model: "m", kind: "auth", status: 401, attempts: 1 }) });
     const r = await auditGate(input, { call, warn: (m) => void warnings.push(m) });
     expect(r.final_output).toBe(DRAFT);
     expect(r.audit_meta).toMatchObject({ challenger_status: "failed", challenger_error: expect.stringContaining("401") });
@@ -87,8 +89,8 @@ describe("auditGate", () => {
 describe("auditGate: what models really write", () => {
   it("forgives upper-case enums, a null suggested_fix and null concerns: the audit still counts", async () => {
     const sloppy = JSON.stringify({
-      verdict: "NEEDS_WORK",
-      concerns: [{ category: "Factual_Risk", severity: "HIGH", evidence: "100 °C", concern: "Depends on pressure.", suggested_fix: null }],
+      verdict: "Needs Work",
+      concerns: [{ category: "Factual Risk", severity: "High", evidence: "boils at 100 °C", concern: "Depends on pressure.", suggested_fix: null }],
     });
     const { call } = fakeCall({ executor: DRAFT, challenger: sloppy, revision: "revised" });
     const r = await auditGate(input, { call });
@@ -101,5 +103,27 @@ describe("auditGate: what models really write", () => {
     const { ConfigError } = await import("../../src/errors.js");
     const { call } = fakeCall({ executor: DRAFT, challenger: new ConfigError("provider 'openai' needs an API key: set OPENAI_API_KEY") });
     await expect(auditGate(input, { call })).rejects.toSatisfy((e) => ConfigError.isInstance(e));
+  });
+});
+
+describe("auditGate: the revision (CONTRACT §3 r2)", () => {
+  it("carries the grounded concerns as data, never suggested_fix, and tells the executor not to swap in new facts", async () => {
+    const withFix = { ...boils, suggested_fix: "Say 99.97 °C per NIST 2019" };
+    const { call, seen } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [withFix]), revision: "revised" });
+    await auditGate(input, { call });
+    const last = seen[2]?.request.messages.at(-1)?.content ?? "";
+    expect(last).toContain("Depends on pressure.");
+    expect(last).not.toContain("NIST");
+    expect(last).toMatch(/never replace it with another number/i);
+  });
+
+  it("drops the preamble 8B models put before a revision", async () => {
+    const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [boils]), revision: "Here is the revised answer:\n\nWater boils at about 100 °C at sea level; less at altitude." });
+    expect((await auditGate(input, { call })).final_output).toBe("Water boils at about 100 °C at sea level; less at altitude.");
+  });
+
+  it("lists the grounded concerns (without suggested_fix) for --json", async () => {
+    const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [{ ...boils, suggested_fix: "x" }]), revision: "revised" });
+    expect((await auditGate(input, { call })).concerns).toEqual([{ category: "factual_risk", severity: "low", evidence: "100 °C at sea level", concern: "Depends on pressure." }]);
   });
 });

@@ -24,7 +24,7 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
   });
 
   it("tolerates evidence wrapped in quotes or ellipses", () => {
-    const quoted = [concern('"Paris is the capital of France."'), concern("“about 2 million”"), concern("...the Eiffel Tower is 330 m tall"), concern("'Paris is'")];
+    const quoted = [concern('"Paris is the capital of France."'), concern("“has about 2 million”"), concern("...the Eiffel Tower is 330 m tall"), concern("'Paris is the'")];
     expect(groundConcerns(DRAFT, quoted).grounded).toHaveLength(quoted.length);
   });
 
@@ -36,10 +36,10 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
     expect(r.ungrounded).toEqual([invented]);
   });
 
-  it("treats changed wording or case as ungrounded: evidence must be verbatim", () => {
+  it("treats changed wording as ungrounded, but not changed case (CONTRACT §3 r2: case folded)", () => {
     const r = groundConcerns(DRAFT, [concern("paris is the capital of france"), concern("Paris is the capital city of France")]);
-    expect(r.grounded).toEqual([]);
-    expect(r.ungrounded).toHaveLength(2);
+    expect(r.grounded).toHaveLength(1);
+    expect(r.ungrounded).toEqual([concern("Paris is the capital city of France")]);
   });
 
   it("lets missing_verification have empty (or blank) evidence", () => {
@@ -57,5 +57,36 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
   it("still checks missing_verification evidence when some is given", () => {
     const r = groundConcerns(DRAFT, [concern("not in the draft at all", "missing_verification")]);
     expect(r.ungrounded).toHaveLength(1);
+  });
+});
+
+describe("normalised grounding: the near-verbatim quotes real models write (CONTRACT §3 r2)", () => {
+  const MED = "- Take **400 mg** of ibuprofen every 4–6 hours.\n- Don’t exceed the dose… ever.\n- Ask your pharmacist first.";
+  const grounds = (evidence: string) => groundConcerns(MED, [concern(evidence)]).grounded.length === 1;
+
+  it.each([
+    ["a changed first capital", "take 400 mg of ibuprofen"],
+    ["emphasis dropped", "Take 400 mg of ibuprofen"],
+    ["an en dash quoted as a hyphen", "every 4-6 hours"],
+    ["a curly apostrophe quoted straight", "Don't exceed the dose"],
+    ["an inner ellipsis (...) joining two parts in order", "Take **400 mg** ... every 4–6 hours"],
+    ["an inner … joining two parts in order", "Take 400 mg … 4–6 hours"],
+    ["a quote across a list bullet", "4–6 hours. Don’t exceed the dose"],
+    ["the draft's own ellipsis quoted as three dots", "exceed the dose... ever"],
+  ])("%s grounds", (_name, evidence) => {
+    expect(grounds(evidence)).toBe(true);
+  });
+
+  it("fewer than 3 words never ground, however exact: 'mg' is not a quote", () => {
+    expect(grounds("mg")).toBe(false);
+    expect(grounds("400 mg")).toBe(false);
+  });
+
+  it("the whole draft may be shorter than 3 words", () => {
+    expect(groundConcerns("Yes.", [concern("Yes.")]).grounded).toHaveLength(1);
+  });
+
+  it("parts joined by ... must appear in order", () => {
+    expect(grounds("every 4–6 hours ... Take 400 mg")).toBe(false);
   });
 });

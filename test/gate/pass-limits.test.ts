@@ -39,10 +39,11 @@ describe("PassLimits (ADR-009 §1)", () => {
     expect(() => limits.audit()).toThrow(AuditLimitExceeded);
   });
 
-  it("AuditLimitExceeded is recognisable and exits 1", () => {
+  it("AuditLimitExceeded is recognisable and exits 1", async () => {
     const e = new AuditLimitExceeded("x");
+    const { exitCodeOf } = await import("../../src/cli/exit-codes.js");
     expect(AuditLimitExceeded.isInstance(e)).toBe(true);
-    expect(e.exitCode).toBe(1);
+    expect(exitCodeOf(e)).toBe(1);
     expect(AuditLimitExceeded.isInstance(new Error("x"))).toBe(false);
   });
 });

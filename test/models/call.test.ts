@@ -6,12 +6,14 @@ import { BudgetExceeded, ProviderAuthError, ProviderError, ReplayMiss } from "..
 import { memoryCache } from "../../src/models/cache.js";
 import { callModel, requestKey } from "../../src/models/call.js";
 import type { CallContext, ModelRequest, ModelTarget, RoleRoute } from "../../src/models/types.js";
+import { callBudget } from "../../src/adversarial/budget.js";
+import { redactor } from "../../src/redact.js";
 import { scriptedModel } from "../support/mock-model.js";
 
 const REQUEST: ModelRequest = { system: "You are terse.", messages: [{ role: "user", content: "Say hi." }] };
 
 function target(model: LanguageModel & { modelId: string }, route: "primary" | "secondary", provider = route === "primary" ? "main" : "backup"): ModelTarget {
-  return { provider, model: model.modelId, route, endpoint: `openai-compatible http://${provider}.test/v1`, structured: "json_schema", load: async () => model };
+  return { provider, model: model.modelId, route, endpoint: `openai-compatible http://${provider}.test/v1`, structured: "json_schema", cost: async () => null, load: async () => model };
 }
 
 function apiError(statusCode: number, message = `status ${statusCode}`, headers?: Record<string, string>) {
@@ -264,7 +266,6 @@ describe("callModel: cache (CONTRACT §3 determinism)", () => {
     const { ctx } = harness({ primary: target(p, "primary"), secondary: target(s, "secondary") }, { cache: memoryCache(), cacheMode: "replay" });
     const err = await callModel({ role: "executor" }, REQUEST, ctx).catch((e: unknown) => e);
     expect(ReplayMiss.isInstance(err)).toBe(true);
-    expect((err as ReplayMiss).exitCode).toBe(1);
     expect(p.doGenerateCalls.length + s.doGenerateCalls.length).toBe(0);
   });
 
@@ -290,19 +291,22 @@ describe("callModel: cache (CONTRACT §3 determinism)", () => {
   });
 
   it("the budget is charged for network calls only, not cache hits", async () => {
-    let left = 1;
-    const budget = {
-      remaining: () => left,
-      take: () => {
-        if (left <= 0) throw new BudgetExceeded("no calls left");
-        left--;
-      },
-    };
+    const budget = callBudget(1);
     const m = scriptedModel("m1", ["a", "b"]);
     const { ctx } = harness({ primary: target(m, "primary") }, { cache: memoryCache(), budget });
     await callModel({ role: "executor" }, REQUEST, ctx);
     await callModel({ role: "executor" }, REQUEST, ctx);
     await expect(callModel({ role: "executor" }, { ...REQUEST, system: "other" }, ctx)).rejects.toThrow(BudgetExceeded);
+    expect(budget.used()).toBe(1);
+  });
+
+  it("a failed call spends its unit too, and its ModelCall event carries the error", async () => {
+    const budget = callBudget(5);
+    const m = scriptedModel("m1", [apiError(400, "bad request")]);
+    const { ctx, events } = harness({ primary: target(m, "primary") }, { budget });
+    await expect(callModel({ role: "executor" }, REQUEST, ctx)).rejects.toThrow();
+    expect(budget.used()).toBe(1);
+    expect(events).toEqual([expect.objectContaining({ type: "ModelCall", error: expect.stringContaining("bad request") })]);
   });
 });
 
@@ -328,7 +332,7 @@ describe("callModel: secrets", () => {
   it("never puts a known secret into an error message or event", async () => {
     const secret = "hunter2-very-secret-value";
     const m = scriptedModel("m1", [apiError(401, `Incorrect API key provided: ${secret}`)]);
-    const { ctx, events } = harness({ primary: target(m, "primary") }, { secrets: [secret] });
+    const { ctx, events } = harness({ primary: target(m, "primary") }, { redact: redactor([secret]) });
     const err = await callModel({ role: "executor" }, REQUEST, ctx).catch((e: unknown) => e);
     expect(ProviderAuthError.isInstance(err)).toBe(true);
     expect((err as Error).message).not.toContain(secret);

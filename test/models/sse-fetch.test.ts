@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sseToCompletion } from "../../src/models/sse-fetch.js";
+import { INCOMPLETE_STREAM, sseToCompletion } from "../../src/models/sse-fetch.js";
 
 const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
 
@@ -30,6 +30,12 @@ describe("sseToCompletion", () => {
       chunk({ choices: [{ index: 0, delta: { content: "answer" } }] });
     const c = sseToCompletion(body) as { choices: { message: { content: string; reasoning_content?: string }; finish_reason: string }[] };
     expect(c.choices[0]?.message).toEqual({ role: "assistant", content: "answer", reasoning_content: "hmm" });
-    expect(c.choices[0]?.finish_reason).toBe("stop");
+  });
+
+  it("a stream that stopped with neither a finish reason nor [DONE] is marked unfinished, never 'stop' (CONTRACT §2 r2)", () => {
+    const cut = chunk({ choices: [{ index: 0, delta: { content: "half an ans" } }] });
+    const finishReason = (body: string) => (sseToCompletion(body) as { choices: { finish_reason: string }[] }).choices[0]?.finish_reason;
+    expect(finishReason(cut)).toBe(INCOMPLETE_STREAM);
+    expect(finishReason(`${cut}data: [DONE]\n\n`)).toBe("stop");
   });
 });

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
+import { quoteUnderReview } from "../support/quote.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from "../support/openai-server.js";
 
 /** The role a request speaks for, read from the persona's first line (`Role: <role>`). */
@@ -41,7 +42,7 @@ export async function oneModelWorld(): Promise<OneModelWorld> {
     const role = roleOf(req);
     const r = w.handler(role, req);
     if (r === undefined) return { content: agree(role) };
-    return typeof r === "string" ? { content: r } : r;
+    return typeof r === "string" ? { content: quoteUnderReview(req, r) } : r;
   });
   const home = join(s.dir, "home");
   const config = (extra = "") =>

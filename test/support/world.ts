@@ -1,21 +1,16 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import type { LanguageModel } from "ai";
-import { callModel } from "../../src/models/call.js";
 import { fixedRouter } from "../../src/models/router.js";
 import type { CallContext } from "../../src/models/types.js";
 import { planIssue, type PlanIssueDeps, type PlanResult, type KnownGaps } from "../../src/pipeline/plan-issue.js";
-import { STAGES } from "../../src/pipeline/stages.js";
-import { sqliteCache } from "../../src/store/cache.js";
-import { memoryDb, type Db } from "../../src/store/db.js";
-import { sqliteEventLog, type EventLog } from "../../src/store/event-log.js";
-import { planStore, type PlanStore } from "../../src/store/plans.js";
-import { loadState, stateHook } from "../../src/store/state.js";
+import { PIPELINE_ROLES } from "../../src/pipeline/stages.js";
+import type { Store, StoredEvent } from "../../src/store/port.js";
+import { memoryStore } from "../../src/store/sqlite.js";
 import { localTracker, type LocalTracker } from "../../src/trackers/local.js";
-import type { DissentEvent } from "../../src/contracts/events.js";
 
 /** Every role the pipeline calls. */
-export const ROLES = ["complexity_gate", ...new Set(STAGES.flatMap((s) => [s.producer, ...s.critics])), "plan_reviewer"];
+export const ROLES = [...PIPELINE_ROLES];
 
 /** One model call as the scripted world saw it. */
 export interface SeenCall {
@@ -72,24 +67,23 @@ export function agreeable(call: SeenCall): string {
 
 /** An in-process pipeline over scripted AI SDK mock models, the real call door, cache, store and fold. */
 export interface World {
-  db: Db;
-  events: EventLog;
-  plans: PlanStore;
+  store: Store;
   tracker: LocalTracker;
   calls: SeenCall[];
+  /** Warnings the run printed (critic failures, labels). */
+  warnings: string[];
   callsOf(role: string): SeenCall[];
   newIssue(title: string, body?: string, labels?: string[]): Promise<string>;
   plan(id: string, overrides?: Partial<PlanIssueDeps>): Promise<PlanResult>;
-  eventsOf(id: string): DissentEvent[];
+  eventsOf(id: string): Promise<StoredEvent[]>;
   labels(id: string): Promise<string[]>;
 }
 
-export function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGaps?: (text: string) => KnownGaps | undefined } = {}): World {
-  const db = memoryDb();
-  const log = sqliteEventLog(db, [stateHook]);
-  const plans = planStore(db);
-  const tracker = localTracker(db);
+export async function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGaps?: (text: string) => KnownGaps | undefined } = {}): Promise<World> {
+  const store = await memoryStore();
+  const tracker = localTracker(store);
   const calls: SeenCall[] = [];
+  const warnings: string[] = [];
   const counts = new Map<string, number>();
   const models: Record<string, LanguageModel> = {};
   for (const role of ROLES) {
@@ -110,20 +104,18 @@ export function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGa
   }
   const ctx: CallContext = {
     router: fixedRouter(models),
-    cache: sqliteCache(db),
+    cache: store.cache,
     cacheMode: "use",
     seed: 7,
     timeoutMs: 5_000,
     maxRetries: 0,
     backoffMs: 1,
-    emit: (e) => void log.append(e),
   };
   return {
-    db,
-    events: log,
-    plans,
+    store,
     tracker,
     calls,
+    warnings,
     callsOf: (role) => calls.filter((c) => c.role === role),
     async newIssue(title, body = "", labels = []) {
       const created = await tracker.create({ title, body, labels: [...labels, "dissent-find"] });
@@ -131,16 +123,15 @@ export function scriptedWorld(script: Script, opts: { maxCalls?: number; knownGa
     },
     plan: (id, overrides = {}) =>
       planIssue(id, {
+        store,
         tracker,
-        plans,
-        events: log,
-        state: (issueId) => loadState(db, issueId),
-        call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, issueId: id, budget, ...(emit ? { emit } : {}) }),
+        calls: ctx,
         maxCalls: opts.maxCalls ?? 30,
-        ...(opts.knownGaps ? { knownGaps: opts.knownGaps } : {}),
+        warn: (m) => void warnings.push(m),
+        ...(opts.knownGaps ? { knownGaps: async (text: string) => opts.knownGaps?.(text) } : {}),
         ...overrides,
       }),
-    eventsOf: (id) => log.list({ issueId: id }),
+    eventsOf: (id) => store.events({ issueId: id }),
     labels: async (id) => (await tracker.get(id)).labels,
   };
 }

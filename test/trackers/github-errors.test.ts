@@ -1,3 +1,4 @@
+import { exitCodeOf } from "../../src/cli/exit-codes.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RunError } from "../../src/errors.js";
 import { rateLimited, secondaryRateLimited, startGithubDouble, type GithubDouble } from "../support/github-double.js";
@@ -15,7 +16,7 @@ afterEach(() => gh.close());
 async function failure(p: Promise<unknown>, secret = TOKEN): Promise<string> {
   const e = await rejection(p);
   expect(RunError.isInstance(e), `${e.name}: ${e.message}`).toBe(true);
-  expect(RunError.isInstance(e) && e.exitCode).toBe(1);
+  expect(exitCodeOf(e)).toBe(1);
   expect(e.message).not.toContain("\n");
   expect(e.message).toContain("acme/widgets");
   expect(`${e.message} ${e.stack ?? ""} ${JSON.stringify(e)}`).not.toContain(secret);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LABELS } from "../../src/pipeline/labels.js";
+import { LABELS } from "../../src/contracts/labels.js";
 import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
 import { rejection, trackerOn } from "./github-fixtures.js";
 

@@ -1,4 +1,4 @@
-import { LABELS } from "../../pipeline/labels.js";
+import { LABELS } from "../../contracts/labels.js";
 import type { GithubSession } from "./client.js";
 import { statusOf } from "./errors.js";
 

@@ -1,0 +1,38 @@
+import type { Prices } from "../contracts/config.js";
+
+/** Where a model's price comes from: the provider's `prices:`, else the maintained table (@pydantic/genai-prices). */
+export interface PriceSpec {
+  override?: Prices;
+  /** The table's provider id (`openai`, `anthropic`) for a provider type that has one. */
+  providerId?: string;
+  /** An OpenAI-compatible endpoint: the table knows hosted ones (OpenRouter, Groq, Together …) by URL. */
+  apiUrl?: string;
+  model: string;
+}
+
+type Table = typeof import("@pydantic/genai-prices");
+let table: Promise<Table> | undefined;
+
+/** A loopback or private address serves a local model: no table prices it (set `prices:` to count it, e.g. 0). */
+function isLocal(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, "");
+    return /^(localhost|127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|::1$|0\.0\.0\.0$)/.test(host) || host.endsWith(".local");
+  } catch {
+    return true;
+  }
+}
+
+/** The USD price of a call's tokens, or null when the model's price is unknown (CONTRACT §8: never 0 for unknown). */
+export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens: number): Promise<number | null> {
+  if (spec.override) return (inputTokens * spec.override.input_per_mtok + outputTokens * spec.override.output_per_mtok) / 1e6;
+  if (!spec.providerId && (!spec.apiUrl || isLocal(spec.apiUrl))) return null;
+  table ??= import("@pydantic/genai-prices");
+  const { calcPrice } = await table;
+  const options = spec.providerId ? { providerId: spec.providerId } : { providerApiUrl: spec.apiUrl };
+  const result = calcPrice({ input_tokens: inputTokens, output_tokens: outputTokens }, spec.model, options);
+  return result ? result.total_price : null;
+}
+
+/** Rounds a dollar amount for display and records (micro-dollars). */
+export const roundUsd = (usd: number) => Math.round(usd * 1e6) / 1e6;

@@ -1,0 +1,23 @@
+import type { Config } from "../contracts/config.js";
+import { ConfigError } from "../errors.js";
+import type { Store } from "./port.js";
+
+/** What opening a store needs besides the config. */
+export interface OpenStoreOptions {
+  env: Record<string, string | undefined>;
+  redact?: (text: string) => string;
+  /** A read-only command: works on a read-only home (CONTRACT §6; issue #9 defect 18). */
+  readOnly?: boolean;
+}
+
+/** Opens the store the config names: the embedded SQLite file under the home, or PostgreSQL (CONTRACT §7). */
+export async function openStore(config: Config, opts: OpenStoreOptions): Promise<Store> {
+  if (config.store.type === "sqlite") {
+    const { openSqliteStore } = await import("./sqlite.js");
+    return openSqliteStore(config.home, { ...(opts.redact ? { redact: opts.redact } : {}), ...(opts.readOnly ? { readOnly: true } : {}) });
+  }
+  const url = opts.env[config.store.url_env];
+  if (!url) throw new ConfigError(`${config.source}: store postgres needs a connection URL in the environment variable ${config.store.url_env}, which is not set`);
+  const { openPostgresStore } = await import("./postgres.js");
+  return openPostgresStore(url, { ...(opts.redact ? { redact: opts.redact } : {}), home: config.home });
+}

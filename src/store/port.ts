@@ -1,0 +1,140 @@
+import type { AdversarialState } from "../contracts/concern.js";
+import type { DissentEvent, NewEvent } from "../contracts/events.js";
+import type { ReplyCache } from "../models/cache.js";
+
+/** An event as the store keeps it: with `seq`, its place in the one log (CONTRACT §8). */
+export type StoredEvent = DissentEvent & { seq: number };
+
+/**
+ * Where an issue's planning stands. `planning` means a cycle is under way (or was interrupted: the
+ * next `issue plan` resumes it); `budget` means a cycle ended with no plan (the next starts afresh).
+ */
+export type PlanStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
+
+/** An issue's planning cycle (one row per issue: the current cycle). */
+export interface PlanRow {
+  issue_id: string;
+  cycle: number;
+  status: PlanStatus;
+  route: "trivial" | "load_bearing" | null;
+  route_reason: string | null;
+  /** Network model calls of this cycle, counted with their ModelCall events (the budget survives a kill and resume). */
+  calls: number;
+  /** Dollars of this cycle's network calls whose price is known. */
+  cost_usd: number;
+  /** The last number of the issue's `{PHASE}-{ROLE}-{NNN}` concern ids (ids are never reused). */
+  concern_seq: number;
+  updated_at?: string;
+}
+
+/** An issue of the local tracker. */
+export interface IssueRow {
+  id: string;
+  title: string;
+  body: string;
+  labels: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+/** Who holds an issue's planning lease (CONTRACT §4 r2). */
+export interface LeaseHolder {
+  /** Unique per process and run. */
+  id: string;
+  host: string;
+  pid: number;
+}
+
+export type LeaseResult =
+  | { ok: true; tookOver: boolean }
+  | { ok: false; holder: { id: string; host: string; pid: number; since: string; renewed: string } };
+
+/** What one stage's commit writes, atomically (CONTRACT §4: the state is saved after every stage). */
+export interface StageCommit {
+  issueId: string;
+  cycle: number;
+  stage: string;
+  artifact?: { name: string; content: string };
+  events: NewEvent[];
+  /** The concern counter after the stage: ids handed out during the stage become durable only here. */
+  concernSeq: number;
+}
+
+/** Everything that can happen inside one transaction. */
+export interface StoreTx {
+  /** Appends events (stamped, redacted, numbered); the fold and the cycle's call counter move with them. */
+  append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
+  plan(issueId: string): Promise<PlanRow | undefined>;
+  savePlan(row: PlanRow): Promise<void>;
+  putArtifact(issueId: string, cycle: number, name: string, content: string): Promise<void>;
+}
+
+/** A paged read of the event log. */
+export interface EventQuery {
+  issueId?: string;
+  /** Only events with `seq` greater than this. */
+  after?: number;
+  limit?: number;
+  types?: readonly string[];
+}
+
+/** A wiki entry as stored (the file's text, or the database row's); parsed by carryover/wiki. */
+export interface StoredWikiEntry {
+  id: string;
+  text: string;
+}
+
+/**
+ * The store port (DESIGN: "ports that own their transactions"): the reply cache, the event log
+ * and its fold, planning cycles, leases, the local tracker's issues and the wiki, behind one
+ * asynchronous interface with two adapters — the embedded SQLite file and PostgreSQL.
+ */
+export interface Store extends StoreTx {
+  readonly kind: "sqlite" | "postgres";
+  /** Names the store in messages (a file path, or host/database). */
+  readonly location: string;
+  readonly cache: ReplyCache & { clear(olderThanDays?: number): Promise<number>; count(): Promise<number> };
+  /** Runs `fn` in one transaction that takes the write lock up front (SQLite `BEGIN IMMEDIATE`; PostgreSQL serialises by row lock). */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+
+  events(query?: EventQuery): Promise<StoredEvent[]>;
+  lastSeq(): Promise<number>;
+  /** An issue's AdversarialState: the fold of its events (kept as a snapshot equal to the fold). */
+  state(issueId: string): Promise<AdversarialState>;
+  plans(): Promise<PlanRow[]>;
+  artifact(issueId: string, cycle: number, name: string): Promise<string | undefined>;
+
+  /** Commits a stage (artifact, events, concern counter) unless it was already committed for this cycle. */
+  commitStage(commit: StageCommit): Promise<boolean>;
+
+  lease: {
+    /** Takes the lease if it is free, ours, expired, or held by `staleHolderId` (a holder known to be dead). */
+    acquire(issueId: string, holder: LeaseHolder, ttlMs: number, staleHolderId?: string): Promise<LeaseResult>;
+    /** False when the lease is no longer ours (taken over after expiring). */
+    renew(issueId: string, holderId: string): Promise<boolean>;
+    release(issueId: string, holderId: string): Promise<void>;
+  };
+
+  issues: {
+    create(input: { title: string; body: string; labels: readonly string[] }): Promise<IssueRow>;
+    get(id: string): Promise<IssueRow | undefined>;
+    list(): Promise<IssueRow[]>;
+    setLabels(id: string, labels: readonly string[]): Promise<void>;
+  };
+
+  wiki: {
+    list(): Promise<StoredWikiEntry[]>;
+    get(id: string): Promise<StoredWikiEntry | undefined>;
+    put(entry: StoredWikiEntry): Promise<void>;
+    /** Where entries live, for messages: a folder, or "the database". */
+    readonly where: string;
+  };
+
+  /**
+   * Calls `onEvent` for every event committed by any process sharing the store, in `seq` order,
+   * starting after `after` (SQLite: follows the table; PostgreSQL: LISTEN/NOTIFY). Returns a stop function.
+   */
+  follow(after: number, onEvent: (e: StoredEvent) => void, onError?: (e: unknown) => void): () => void;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,433 @@
+import type { Pool, PoolClient } from "pg";
+import type { AdversarialState } from "../contracts/concern.js";
+import type { DissentEvent, NewEvent } from "../contracts/events.js";
+import { StoreError } from "../errors.js";
+import type { CachedReply } from "../models/cache.js";
+import { redactDeep } from "../redact.js";
+import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
+import { emptyState, FOLDED, reduce } from "./state.js";
+
+/** The schema dissent's tables live in (pg-boss keeps its own). */
+export const PG_SCHEMA = "dissent";
+/** The channel every committed event is announced on (CONTRACT §8: the dashboard follows it). */
+export const PG_CHANNEL = "dissent_events";
+
+/** Versioned schema, as for SQLite: entry N brings the database from version N to N+1. Append only. */
+const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE ${PG_SCHEMA}.cache (
+    key        TEXT PRIMARY KEY,
+    provider   TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    reply      TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  CREATE INDEX cache_created ON ${PG_SCHEMA}.cache(created_at);
+  CREATE TABLE ${PG_SCHEMA}.events (
+    seq      BIGSERIAL PRIMARY KEY,
+    type     TEXT NOT NULL,
+    at       TEXT NOT NULL,
+    issue_id TEXT,
+    body     JSONB NOT NULL
+  );
+  CREATE INDEX events_issue ON ${PG_SCHEMA}.events(issue_id, seq);
+  CREATE INDEX events_type ON ${PG_SCHEMA}.events(type, seq);
+  CREATE TABLE ${PG_SCHEMA}.adversarial_state (issue_id TEXT PRIMARY KEY, state JSONB NOT NULL);
+  CREATE SEQUENCE ${PG_SCHEMA}.issue_number;
+  CREATE TABLE ${PG_SCHEMA}.issues (
+    id TEXT PRIMARY KEY, number BIGINT UNIQUE NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+    labels JSONB NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+  );
+  CREATE TABLE ${PG_SCHEMA}.plans (
+    issue_id TEXT PRIMARY KEY, cycle INTEGER NOT NULL, status TEXT NOT NULL, route TEXT, route_reason TEXT,
+    calls INTEGER NOT NULL DEFAULT 0, cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0, concern_seq INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL
+  );
+  CREATE TABLE ${PG_SCHEMA}.artifacts (issue_id TEXT NOT NULL, cycle INTEGER NOT NULL, name TEXT NOT NULL, content TEXT NOT NULL, PRIMARY KEY (issue_id, cycle, name));
+  CREATE TABLE ${PG_SCHEMA}.leases (
+    issue_id TEXT PRIMARY KEY, holder_id TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+    acquired_at BIGINT NOT NULL, renewed_at BIGINT NOT NULL
+  );
+  CREATE TABLE ${PG_SCHEMA}.wiki (id TEXT PRIMARY KEY, text TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
+  `,
+];
+
+export interface PostgresOptions {
+  redact?: (text: string) => string;
+  clock?: () => Date;
+  /** The dissent home (for messages only: with PostgreSQL everything lives in the database). */
+  home?: string;
+  /** Pool size per process. */
+  max?: number;
+}
+
+/** Where a database URL points, for messages: host:port/database, never the password. */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
+  } catch {
+    return "the database in DISSENT_DATABASE_URL";
+  }
+}
+
+function storeError(e: unknown, where: string): StoreError {
+  const code = String((e as { code?: unknown }).code ?? "");
+  const message = (e as Error).message ?? String(e);
+  if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET"].includes(code)) {
+    return new StoreError(`cannot reach PostgreSQL at ${where} (${code}): check that it is running and DISSENT_DATABASE_URL (or store.url_env) points at it`);
+  }
+  if (code === "28P01" || code === "28000") return new StoreError(`PostgreSQL at ${where} refused the credentials in the database URL (${code})`);
+  if (code === "3D000") return new StoreError(`PostgreSQL at ${where} has no such database (${code}): create it (createdb) or fix the URL`);
+  if (code === "57P01" || code === "57P03") return new StoreError(`PostgreSQL at ${where} is shutting down or starting (${code}); try again`);
+  return new StoreError(`the store at ${where} failed: ${message.split("\n")[0]}`);
+}
+
+const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !(e as { name?: unknown }).name?.toString().startsWith("Dissent");
+
+type Query = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+
+/** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
+export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<Store> {
+  const where = describeUrl(url);
+  let pg: typeof import("pg");
+  try {
+    pg = (await import("pg")).default as unknown as typeof import("pg");
+  } catch (e) {
+    throw new StoreError(`store postgres needs the pg package (${(e as Error).message.split("\n")[0]}): run npm install pg`);
+  }
+  const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000 });
+  pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
+  try {
+    const client = await pool.connect();
+    try {
+      await migrate(client);
+    } finally {
+      client.release();
+    }
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    if (StoreError.isInstance(e)) throw e;
+    throw storeError(e, where);
+  }
+  return postgresStore(pool, url, where, opts);
+}
+
+/** Migrates under an advisory lock: two processes racing on a new database never both migrate. */
+async function migrate(client: PoolClient): Promise<void> {
+  await client.query("SELECT pg_advisory_lock(7411)");
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${PG_SCHEMA}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${PG_SCHEMA}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    const row = await client.query<{ value: string }>(`SELECT value FROM ${PG_SCHEMA}.meta WHERE key = 'schema_version'`);
+    const current = Number(row.rows[0]?.value ?? 0);
+    if (current > PG_MIGRATIONS.length) throw new StoreError(`the database's dissent schema (version ${current}) is newer than this dissent knows (${PG_MIGRATIONS.length}): upgrade dissent`);
+    for (let v = current; v < PG_MIGRATIONS.length; v++) {
+      await client.query("BEGIN");
+      try {
+        await client.query(PG_MIGRATIONS[v] as string);
+        await client.query(`INSERT INTO ${PG_SCHEMA}.meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = $1`, [String(v + 1)]);
+        await client.query("COMMIT");
+      } catch (e) {
+        await client.query("ROLLBACK");
+        throw e;
+      }
+    }
+  } finally {
+    await client.query("SELECT pg_advisory_unlock(7411)");
+  }
+}
+
+const S = PG_SCHEMA;
+
+function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOptions): Store {
+  const clock = opts.clock ?? (() => new Date());
+  const redact = opts.redact ?? ((t: string) => t);
+  const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (e) {
+      if (StoreError.isInstance(e) || !isDbError(e)) throw e;
+      throw storeError(e, where);
+    }
+  };
+  const poolQuery: Query = (text, values) => pool.query(text, values as unknown[]) as ReturnType<Query>;
+
+  const toPlan = (r: Record<string, unknown>): PlanRow => ({
+    issue_id: String(r.issue_id),
+    cycle: Number(r.cycle),
+    status: r.status as PlanRow["status"],
+    route: (r.route as PlanRow["route"]) ?? null,
+    route_reason: (r.route_reason as string | null) ?? null,
+    calls: Number(r.calls),
+    cost_usd: Number(r.cost_usd),
+    concern_seq: Number(r.concern_seq),
+    updated_at: String(r.updated_at),
+  });
+  const PLAN_COLS = "issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at";
+
+  /** The transaction-scoped operations over one client (or the pool, outside a transaction). */
+  const ops = (q: Query): StoreTx => {
+    const state = async (issueId: string): Promise<AdversarialState> => {
+      const r = await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId]);
+      return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
+    };
+    return {
+      async append(events: readonly NewEvent[]) {
+        const out: StoredEvent[] = [];
+        for (const input of events) {
+          const { type, ...rest } = input;
+          const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
+          // Per-issue order of fold updates: one writer at a time for an issue's snapshot.
+          if (event.issue_id !== null) await q("SELECT pg_advisory_xact_lock(hashtext($1))", [`dissent:${event.issue_id}`]);
+          const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [event.type, event.at, event.issue_id, JSON.stringify(event)]);
+          const seq = Number(r.rows[0]?.seq);
+          if (event.issue_id !== null && FOLDED.has(event.type)) {
+            const next = reduce(await state(event.issue_id), event);
+            await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [event.issue_id, JSON.stringify(next)]);
+          }
+          if (event.type === "ModelCall" && !event.cached && event.issue_id !== null) {
+            await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
+          }
+          await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(seq)]);
+          out.push({ ...event, seq });
+        }
+        return out;
+      },
+      async plan(issueId) {
+        const r = await q(`SELECT ${PLAN_COLS} FROM ${S}.plans WHERE issue_id = $1`, [issueId]);
+        return r.rows[0] ? toPlan(r.rows[0]) : undefined;
+      },
+      async savePlan(row) {
+        await q(
+          `INSERT INTO ${S}.plans (${PLAN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (issue_id) DO UPDATE SET cycle = $2, status = $3, route = $4, route_reason = $5, calls = $6, cost_usd = $7,
+             concern_seq = GREATEST(${S}.plans.concern_seq, $8), updated_at = $9`,
+          [row.issue_id, row.cycle, row.status, row.route, row.route_reason, row.calls, row.cost_usd, row.concern_seq, clock().toISOString()],
+        );
+      },
+      async putArtifact(issueId, cycle, name, content) {
+        await q(`INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4) ON CONFLICT (issue_id, cycle, name) DO UPDATE SET content = EXCLUDED.content`, [
+          issueId,
+          cycle,
+          name,
+          redact(content),
+        ]);
+      },
+    };
+  };
+
+  /** Runs `fn` in a transaction on its own client. */
+  const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
+    guard(async () => {
+      const client = await pool.connect();
+      const q: Query = (text, values) => client.query(text, values as unknown[]) as ReturnType<Query>;
+      try {
+        await client.query("BEGIN");
+        const result = await fn(q);
+        await client.query("COMMIT");
+        return result;
+      } catch (e) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw e;
+      } finally {
+        client.release();
+      }
+    });
+
+  const direct = ops(poolQuery);
+  const toIssue = (r: Record<string, unknown>): IssueRow => ({
+    id: String(r.id),
+    title: String(r.title),
+    body: String(r.body),
+    labels: r.labels as string[],
+    created_at: String(r.created_at),
+    updated_at: String(r.updated_at),
+  });
+  const followers = new Set<() => void>();
+
+  const store: Store = {
+    kind: "postgres",
+    location: where,
+    append: (events) => transaction((q) => ops(q).append(events)),
+    plan: (id) => guard(() => direct.plan(id)),
+    savePlan: (row) => guard(() => direct.savePlan(row)),
+    putArtifact: (id, cycle, name, content) => guard(() => direct.putArtifact(id, cycle, name, content)),
+    transaction: (fn) => transaction((q) => fn(ops(q))),
+    cache: {
+      get: (key) =>
+        guard(async () => {
+          const r = await poolQuery(`SELECT reply FROM ${S}.cache WHERE key = $1`, [key]);
+          return r.rows[0] ? (JSON.parse(String(r.rows[0].reply)) as CachedReply) : undefined;
+        }),
+      put: (key, reply, meta) =>
+        guard(async () => {
+          await poolQuery(
+            `INSERT INTO ${S}.cache (key, provider, model, reply, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO UPDATE SET reply = EXCLUDED.reply, created_at = EXCLUDED.created_at`,
+            [key, meta.provider, meta.model, JSON.stringify({ ...reply, text: redact(reply.text) }), clock().toISOString()],
+          );
+        }),
+      clear: (olderThanDays) =>
+        guard(async () => {
+          if (olderThanDays === undefined) return (await poolQuery(`DELETE FROM ${S}.cache`)).rowCount ?? 0;
+          const cutoff = new Date(clock().getTime() - olderThanDays * 86_400_000).toISOString();
+          return (await poolQuery(`DELETE FROM ${S}.cache WHERE created_at < $1`, [cutoff])).rowCount ?? 0;
+        }),
+      count: () => guard(async () => Number((await poolQuery(`SELECT COUNT(*) AS n FROM ${S}.cache`)).rows[0]?.n ?? 0)),
+    },
+    events: (query = {}) =>
+      guard(async () => {
+        const where: string[] = [];
+        const args: unknown[] = [];
+        if (query.issueId !== undefined) where.push(`issue_id = $${args.push(query.issueId)}`);
+        if (query.after !== undefined) where.push(`seq > $${args.push(query.after)}`);
+        if (query.types?.length) where.push(`type = ANY($${args.push([...query.types])})`);
+        const sql = `SELECT seq, body FROM ${S}.events${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq${query.limit ? ` LIMIT ${Math.max(1, Math.floor(query.limit))}` : ""}`;
+        return (await poolQuery(sql, args)).rows.map((r) => ({ ...(r.body as DissentEvent), seq: Number(r.seq) }));
+      }),
+    lastSeq: () => guard(async () => Number((await poolQuery(`SELECT COALESCE(MAX(seq), 0) AS n FROM ${S}.events`)).rows[0]?.n ?? 0)),
+    state: (id) =>
+      guard(async () => {
+        const r = await poolQuery(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [id]);
+        return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
+      }),
+    plans: () => guard(async () => (await poolQuery(`SELECT ${PLAN_COLS} FROM ${S}.plans`)).rows.map(toPlan)),
+    artifact: (id, cycle, name) =>
+      guard(async () => {
+        const r = await poolQuery(`SELECT content FROM ${S}.artifacts WHERE issue_id = $1 AND cycle = $2 AND name = $3`, [id, cycle, name]);
+        return r.rows[0] ? String(r.rows[0].content) : undefined;
+      }),
+    commitStage: (c: StageCommit) =>
+      transaction(async (q) => {
+        await q("SELECT pg_advisory_xact_lock(hashtext($1))", [`dissent:${c.issueId}`]);
+        // Exactly one AdversarialStageCompleted per finished stage (CONTRACT §7), across every worker.
+        const done = await q(`SELECT 1 FROM ${S}.events WHERE issue_id = $1 AND type = 'AdversarialStageCompleted' AND body->>'stage' = $2 AND (body->>'cycle')::int = $3 LIMIT 1`, [
+          c.issueId,
+          c.stage,
+          c.cycle,
+        ]);
+        if (done.rows.length) return false;
+        const tx = ops(q);
+        if (c.artifact) await tx.putArtifact(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
+        await tx.append(c.events);
+        await q(`UPDATE ${S}.plans SET concern_seq = GREATEST(concern_seq, $1) WHERE issue_id = $2`, [c.concernSeq, c.issueId]);
+        return true;
+      }),
+    lease: {
+      acquire: (issueId, holder, ttlMs, staleHolderId) =>
+        transaction(async (q): Promise<LeaseResult> => {
+          // The database's clock, not the workers': machines disagree about the time.
+          const now = Number((await q("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now")).rows[0]?.now);
+          await q(`INSERT INTO ${S}.leases (issue_id, holder_id, host, pid, acquired_at, renewed_at) VALUES ($1, '', '', 0, 0, 0) ON CONFLICT (issue_id) DO NOTHING`, [issueId]);
+          const row = (await q(`SELECT holder_id, host, pid, acquired_at, renewed_at FROM ${S}.leases WHERE issue_id = $1 FOR UPDATE`, [issueId])).rows[0] as
+            | { holder_id: string; host: string; pid: number; acquired_at: string; renewed_at: string }
+            | undefined;
+          const held = row && row.holder_id !== "" && row.holder_id !== holder.id && row.holder_id !== staleHolderId && now - Number(row.renewed_at) < ttlMs;
+          if (held && row) {
+            return {
+              ok: false,
+              holder: { id: row.holder_id, host: row.host, pid: Number(row.pid), since: new Date(Number(row.acquired_at)).toISOString(), renewed: new Date(Number(row.renewed_at)).toISOString() },
+            };
+          }
+          await q(`UPDATE ${S}.leases SET holder_id = $2, host = $3, pid = $4, acquired_at = $5, renewed_at = $5 WHERE issue_id = $1`, [issueId, holder.id, holder.host, holder.pid, now]);
+          return { ok: true, tookOver: row !== undefined && row.holder_id !== "" && row.holder_id !== holder.id };
+        }),
+      renew: (issueId, holderId) =>
+        guard(async () => {
+          const r = await poolQuery(`UPDATE ${S}.leases SET renewed_at = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE issue_id = $1 AND holder_id = $2`, [issueId, holderId]);
+          return (r.rowCount ?? 0) > 0;
+        }),
+      release: (issueId, holderId) =>
+        guard(async () => {
+          await poolQuery(`DELETE FROM ${S}.leases WHERE issue_id = $1 AND holder_id = $2`, [issueId, holderId]);
+        }),
+    },
+    issues: {
+      create: ({ title, body, labels }) =>
+        guard(async () => {
+          const now = clock().toISOString();
+          const r = await poolQuery(
+            `INSERT INTO ${S}.issues (id, number, title, body, labels, created_at, updated_at)
+             SELECT n::text, n, $1, $2, $3, $4, $4 FROM nextval('${S}.issue_number') AS n RETURNING id, title, body, labels, created_at, updated_at`,
+            [redact(title), redact(body), JSON.stringify([...new Set(labels)]), now],
+          );
+          return toIssue(r.rows[0] as Record<string, unknown>);
+        }),
+      get: (id) =>
+        guard(async () => {
+          const r = await poolQuery(`SELECT id, title, body, labels, created_at, updated_at FROM ${S}.issues WHERE id = $1`, [id]);
+          return r.rows[0] ? toIssue(r.rows[0]) : undefined;
+        }),
+      list: () => guard(async () => (await poolQuery(`SELECT id, title, body, labels, created_at, updated_at FROM ${S}.issues ORDER BY number`)).rows.map(toIssue)),
+      setLabels: (id, labels) =>
+        guard(async () => {
+          await poolQuery(`UPDATE ${S}.issues SET labels = $1, updated_at = $2 WHERE id = $3`, [JSON.stringify([...labels]), clock().toISOString(), id]);
+        }),
+    },
+    wiki: {
+      where: "database",
+      list: () => guard(async () => (await poolQuery(`SELECT id, text FROM ${S}.wiki ORDER BY id`)).rows.map((r) => ({ id: String(r.id), text: String(r.text) }))),
+      get: (id) =>
+        guard(async () => {
+          const r = await poolQuery(`SELECT id, text FROM ${S}.wiki WHERE id = $1`, [id]);
+          return r.rows[0] ? { id: String(r.rows[0].id), text: String(r.rows[0].text) } : undefined;
+        }),
+      put: (entry) =>
+        guard(async () => {
+          await poolQuery(`INSERT INTO ${S}.wiki (id, text, updated_at) VALUES ($1, $2, now()) ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, updated_at = now()`, [entry.id, redact(entry.text)]);
+        }),
+    },
+    follow(after, onEvent, onError) {
+      let last = after;
+      let stopped = false;
+      let client: import("pg").Client | undefined;
+      let draining = Promise.resolve();
+      let poll: NodeJS.Timeout | undefined;
+      const drain = () => {
+        draining = draining.then(async () => {
+          if (stopped) return;
+          try {
+            for (;;) {
+              const batch = await store.events({ after: last, limit: 500 });
+              for (const e of batch) {
+                last = e.seq;
+                onEvent(e);
+              }
+              if (batch.length < 500) break;
+            }
+          } catch (e) {
+            onError?.(e);
+          }
+        });
+      };
+      void (async () => {
+        try {
+          const { Client } = ((await import("pg")).default ?? (await import("pg"))) as typeof import("pg");
+          client = new Client({ connectionString: url });
+          client.on("error", (e) => onError?.(e));
+          await client.connect();
+          client.on("notification", () => drain());
+          await client.query(`LISTEN ${PG_CHANNEL}`);
+          if (stopped) await client.end();
+        } catch (e) {
+          onError?.(e);
+        }
+        drain();
+      })();
+      // A notification can be missed while reconnecting: a slow poll catches up.
+      poll = setInterval(drain, 2000);
+      const stop = () => {
+        stopped = true;
+        if (poll) clearInterval(poll);
+        void client?.end().catch(() => undefined);
+        followers.delete(stop);
+      };
+      followers.add(stop);
+      return stop;
+    },
+    async close() {
+      for (const stop of [...followers]) stop();
+      await pool.end().catch(() => undefined);
+    },
+  };
+  return store;
+}
