@@ -7,7 +7,7 @@ import { transition, type StateLabel } from "./contracts/labels.js";
 import { UsageError } from "./errors.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
-import { configRouter, requireKeys, sameModelWarning } from "./models/router.js";
+import { configRouter, requireKeys, requirePrices, sameModelWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
 import type { MergeResult } from "./carryover/merge.js";
 import { planIssue as plan, type PipelineProgress, type PlanResult } from "./pipeline/plan-issue.js";
@@ -176,6 +176,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     async planIssue(id, o = {}) {
       const mode = o.cache ?? "use";
       if (mode !== "replay") requireKeys(config, env, PIPELINE_ROLES);
+      await requirePrices(config, PIPELINE_ROLES);
       for (const stage of STAGES) {
         const same = sameModelWarning(config, stage.producer, stage.critics, `${stage.phase} stage`);
         if (same) warn(same);

@@ -24,6 +24,7 @@ export function callBudget(max: number, recorded = 0, usd?: { max: number; spent
   let reservedUsd = 0;
   return {
     max,
+    tracksUsd: usd !== undefined,
     used: () => done + inFlight,
     spentUsd: () => spent,
     addCost(c) {

@@ -82,6 +82,42 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--older-than <days>", "only replies cached more than DAYS days ago")
     .action(async (opts) => done(await (await import("./cache.js")).cacheClear(opts, io)));
 
+  const evalCmd = program.command("eval").description("Measure the challenger's and the councils' judgment on labelled sets (CONTRACT §9).");
+  const evalOpts = (c: Command) =>
+    common(c)
+      .option("--set <file>", "a labelled set (JSON or YAML) instead of the bundled one")
+      .option("--limit <n>", "only the first N items")
+      .option("--html <file>", "also write a self-contained report page");
+  evalOpts(evalCmd.command("gate").description("Run the configured challenger (and revision) over planted-defect drafts.")).action(async (opts) =>
+    done(await (await import("./eval.js")).evalGate(opts, io)),
+  );
+  evalOpts(evalCmd.command("pipeline").description("Plan issues with gold checklists and judge the plans and councils.")).action(async (opts) =>
+    done(await (await import("./eval.js")).evalPipeline(opts, io)),
+  );
+  common(evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>")).action(
+    async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)),
+  );
+
+  common(program.command("factory").description("Plan every new issue as it arrives, on one machine or many (CONTRACT §7)."))
+    .option("--once", "one poll: plan what it finds, then exit (0 all planned, 1 any failed)")
+    .option("--concurrency <n>", "issues planned at once by this process (default factory.concurrency, 4)")
+    .action(async (opts) => done(await (await import("./factory.js")).factoryCommand(opts, io)));
+  common(program.command("migrate").description("Copy an embedded (SQLite) store into the PostgreSQL store the config names."))
+    .requiredOption("--from-sqlite <home>", "the dissent home holding dissent.db")
+    .action(async (opts) => done(await (await import("./migrate.js")).migrateCommand(opts, io)));
+
+  common(program.command("serve").description("A live, read-only dashboard of the store, with a JSON API (CONTRACT §8)."))
+    .option("--port <port>", "port to listen on", "5555")
+    .option("--host <host>", "address to bind (anything but loopback needs DISSENT_SERVE_TOKEN)", "127.0.0.1")
+    .action(async (opts) => done(await (await import("./serve.js")).serveCommand(opts, io)));
+
+  common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine (CONTRACT §11)."))
+    .option("--force", "overwrite an existing dissent.config.yaml")
+    .action(async (opts) => done(await (await import("./init.js")).initCommand(opts, io)));
+  common(program.command("doctor").description("Check every route: reachable, key, model present, JSON mode; exit 1 if any fails.")).action(async (opts) =>
+    done(await (await import("./doctor.js")).doctorCommand(opts, io)),
+  );
+
   return program;
 }
 

@@ -327,7 +327,10 @@ export async function callModel<T = unknown>(
     for (const [i, target] of targets.entries()) {
       const key = keys[i] as string;
       const loaded = await prepare(target); // a missing API key fails here, before the budget is touched
-      const ticket = ctx.budget?.take();
+      // With a dollar ceiling, a call is sent only if its worst case fits: the prompt (~4 characters a
+      // token) and the most it may write (max_tokens, else 4096).
+      const estimate = ctx.budget?.tracksUsd ? ((await target.cost(Math.ceil(charsOf(request) / 4), target.maxTokens ?? 4096)) ?? 0) : 0;
+      const ticket = ctx.budget?.take(estimate);
       const started = performance.now();
       try {
         const { reply, attempts } = await withRetries(loaded, target, request, ctx);
@@ -337,6 +340,7 @@ export async function callModel<T = unknown>(
           await ctx.cache.put(key, stored, { provider: target.provider, model: target.model });
         }
         const done = await finish(target, key, started, clean, false, { attempts });
+        ctx.budget?.addCost?.(done.record.cost_usd ?? null);
         ticket?.(true);
         return done;
       } catch (e) {

@@ -198,3 +198,22 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
     throw new ConfigError(`no model given for role '${role}'`);
   };
 }
+
+/**
+ * With `budget.max_usd_per_issue` set, every route the roles may call must have a known price
+ * (CONTRACT §8): a model of unknown price is a configuration error, never a ceiling that cannot hold.
+ */
+export async function requirePrices(config: Config, roles: readonly string[]): Promise<void> {
+  if (config.budget.maxUsdPerIssue === null) return;
+  for (const role of roles) {
+    for (const spec of routeSpecs(config, role)) {
+      const p = config.providers[spec.provider];
+      if (!p) continue;
+      if ((await costUsd(priceSpec(p, spec.model), 1_000_000, 0)) === null) {
+        throw new ConfigError(
+          `${config.source}: budget.max_usd_per_issue is set, but the price of ${spec.provider}:${spec.model} (routes.${spec.via}.${spec.which}) is unknown: set providers.${spec.provider}.prices (input_per_mtok, output_per_mtok; 0 for a local model)`,
+        );
+      }
+    }
+  }
+}

@@ -65,8 +65,12 @@ export type BudgetTicket = (sent: boolean) => void;
 export interface CallBudget {
   /** Calls still allowed (recorded and in flight both count). */
   remaining(): number;
-  /** Reserves one call; throws BudgetExceeded when none is left. */
+  /** Reserves one call (and its estimated dollars); throws BudgetExceeded when either ceiling would be crossed. */
   take(estimatedUsd?: number): BudgetTicket;
+  /** True when a dollar ceiling is set: the door then estimates each call's cost before sending it. */
+  readonly tracksUsd?: boolean;
+  /** Adds a finished call's actual cost. */
+  addCost?(usd: number | null): void;
 }
 
 /** Everything a model call needs besides the request: the one door's configuration. */
