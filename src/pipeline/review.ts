@@ -54,6 +54,10 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
     }
     const fp = fingerprint({ concern: c.concern });
     const blocks = isSerious(severity);
+    // The reviewer restating a pending concern keeps that concern's identity and lineage; it only
+    // sends it back to the planner (when it rejects) — it does not become a new concern of its own.
+    const known = pending.find((p) => p.fingerprint === fp);
+    if (known) return { ...known, must_address_by: blocks ? "plan" : known.must_address_by };
     return {
       id: input.concernId(fp, "review", "plan_reviewer"),
       phase: "review",

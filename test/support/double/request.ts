@@ -2,6 +2,7 @@ import { readDataBlocks, type DataBlock } from "../../../src/prompting/data-bloc
 import type { ChatRequest } from "../openai-server.js";
 import { canonicalJson } from "../../../src/hash.js";
 import { hashOf } from "./prng.js";
+import { legacyBlocks } from "./legacy.js";
 import { tryJson } from "./text.js";
 
 export const EXEC_MODEL = "exec-model";
@@ -36,7 +37,10 @@ export function readRequest(req: ChatRequest): Seen {
   const users = messages.filter((m) => m.role === "user");
   const lastUser = users[users.length - 1]?.text ?? "";
   const assistants = messages.filter((m) => m.role === "assistant");
-  const blocks = users.flatMap((m) => readDataBlocks(m.text));
+  let blocks = users.flatMap((m) => readDataBlocks(m.text));
+  // A request of the release before CONTRACT r2 has no data blocks: read its markdown sections instead.
+  const legacy = blocks.length === 0 && users.length > 0 && req.body.model !== CHAL_MODEL && req.body.model !== EXEC_MODEL;
+  if (legacy) blocks = legacyBlocks(users[0]?.text ?? "", users.length > 1 ? lastUser : undefined);
   const issueBlock = blocks.find((b) => b.kind === "issue");
   let issue: Seen["issue"];
   if (issueBlock) {
@@ -51,7 +55,7 @@ export function readRequest(req: ChatRequest): Seen {
     lastUser,
     ...(assistant !== undefined ? { assistant } : {}),
     blocks,
-    lastBlocks: readDataBlocks(lastUser),
+    lastBlocks: legacy ? (users.length > 1 ? blocks.filter((b) => b.kind === "blocking_concerns") : blocks) : readDataBlocks(lastUser),
     ...(issue ? { issue } : {}),
   };
 }
