@@ -29,12 +29,12 @@ function answer(model, messages) {
       return `# ${model}\n\nThe problem: the HTTP client gives up on the first 503.\n\n(Written by the demo server.)`;
     case "planner":
       return messages.length > 1 && last.includes("blocked")
-        ? "# Plan\n\n1. Wrap `request()` in a retry loop (max 3, exponential backoff, honour Retry-After).\n2. Test: a 503 then a 200 succeeds; three 503s fail with the last error; a 429 waits Retry-After."
+        ? "# Plan\n\n1. Wrap `request()` in a retry loop (max 3, exponential backoff, honour Retry-After).\n2. Test: a 503 then a 200 succeeds; three 503s fail with the last error; a 429 waits Retry-After.\n\n## Decisions\n\n- The missing test: step 2 adds the three tests."
         : "# Plan\n\n1. Wrap `request()` in a retry loop.\n2. Ship it.";
     case "plan.tester":
       return JSON.stringify({
         findings: last.includes("Ship it.")
-          ? [{ severity: "CRITICAL", category: "tests", concern: "No test shows a retried request succeeding or giving up." }]
+          ? [{ evidence: "Wrap `request()` in a retry loop.", severity: "CRITICAL", category: "test_gap", concern: "No test shows a retried request succeeding or giving up." }]
           : [],
       });
     case "plan.risk_skeptic":

@@ -83,7 +83,7 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
   );
 }
 
-const usd = (v: number | null) => (v === null ? "?" : v === 0 ? "$0" : `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`);
+const usd = (v: number | null) => (v === null ? "-" : v === 0 ? "$0" : `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`);
 
 function stageTable(stages: readonly StageRun[]): string {
   return table(
