@@ -10,15 +10,10 @@ import { generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { AdversarialRetryLoop } from "../dist/adversarial/retry-loop.js";
 import { runAudit } from "../dist/gate/run-audit.js";
-import { callModel } from "../dist/models/call.js";
 import { fixedRouter } from "../dist/models/router.js";
 import { planIssue } from "../dist/pipeline/plan-issue.js";
-import { STAGES } from "../dist/pipeline/stages.js";
-import { sqliteCache } from "../dist/store/cache.js";
-import { memoryDb } from "../dist/store/db.js";
-import { sqliteEventLog } from "../dist/store/event-log.js";
-import { planStore } from "../dist/store/plans.js";
-import { loadState, stateHook } from "../dist/store/state.js";
+import { PIPELINE_ROLES, STAGES } from "../dist/pipeline/stages.js";
+import { memoryStore } from "../dist/store/sqlite.js";
 import { localTracker } from "../dist/trackers/local.js";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
@@ -86,15 +81,15 @@ const record = (key, label, value, unit, goal, pass) => {
   let n = 0;
   const critics = ["a", "b", "c"].map((role) => ({
     role,
-    // a different CRITICAL every round: the loop runs all four rounds
-    review: async (_a, r) => [{ severity: "CRITICAL", concern: `problem number ${r} of kind ${role === "a" ? "alpha" : "beta"}`, category: "x" }],
+    // a different grounded CRITICAL every round: the loop runs all four rounds
+    review: async (a, { round: r }) => ({ findings: [{ evidence: a, severity: "CRITICAL", concern: `problem number ${r} of kind ${role === "a" ? "alpha" : "beta"}`, category: "x" }] }),
   }));
   const loop = new AdversarialRetryLoop(async ({ round }) => ({ artifact: `draft ${round}` }), critics);
   const ctx = () => ({ issueId: null, cycle: 1, concernId: () => `ID-${++n}` });
   const perRun = await timeIt(() => loop.run(stage, ctx()), { runs: 500 });
   record("loop_overhead_per_round_ms", "retry loop overhead per round (3 instant critics)", perRun / 4, "ms", "< 0.5 ms", perRun / 4 < 0.5);
 
-  const slow = ["a", "b", "c"].map((role) => ({ role, review: async () => (await sleep(200), []) }));
+  const slow = ["a", "b", "c"].map((role) => ({ role, review: async () => (await sleep(200), { findings: [] }) }));
   const council = new AdversarialRetryLoop(async () => ({ artifact: "draft" }), slow);
   const wall = await timeIt(() => council.run(stage, ctx()), { warmup: 1, runs: 7 });
   record("council_round_200ms_x3_ms", "council round, 3 critics × 200 ms", wall, "ms", "≤ 230 ms (1.15 × 200)", wall <= 230);
@@ -102,31 +97,22 @@ const record = (key, label, value, unit, goal, pass) => {
 }
 
 // ---------------------------------------------------------------- 3. a full load-bearing issue (issue #4)
-const ROLES = ["complexity_gate", ...new Set(STAGES.flatMap((s) => [s.producer, ...s.critics])), "plan_reviewer"];
+const ROLES = [...PIPELINE_ROLES];
 const answer = (role) => {
   if (["discover.brief", "shape.writer", "planner"].includes(role)) return `# ${role}\n\nArtifact by ${role}.`;
   if (role === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["works", "fails cleanly"] });
   return JSON.stringify({ findings: [] });
 };
 async function fullIssue(delayMs) {
-  const db = memoryDb();
-  const events = sqliteEventLog(db, [stateHook]);
-  const plans = planStore(db);
-  const tracker = localTracker(db);
+  const store = await memoryStore();
+  const tracker = localTracker(store);
   const models = Object.fromEntries(ROLES.map((r) => [r, instant(r, answer(r), delayMs)]));
-  const ctx = { router: fixedRouter(models), cache: sqliteCache(db), cacheMode: "use", seed: 7, timeoutMs: 10_000, maxRetries: 0, backoffMs: 1, emit: (e) => void events.append(e) };
+  const calls = { router: fixedRouter(models), cache: store.cache, cacheMode: "use", seed: 7, timeoutMs: 10_000, maxRetries: 0, backoffMs: 1 };
   const { id } = await tracker.create({ title: "Add retries to the HTTP client", body: "Retry 503s", labels: ["dissent-load-bearing", "dissent-find"] });
   const t = performance.now();
-  const result = await planIssue(id, {
-    tracker,
-    plans,
-    events,
-    state: (i) => loadState(db, i),
-    call: (meta, request, budget, emit) => callModel(meta, request, { ...ctx, issueId: id, budget, ...(emit ? { emit } : {}) }),
-    maxCalls: 30,
-  });
+  const result = await planIssue(id, { store, tracker, calls, maxCalls: 30 });
   const wall = performance.now() - t;
-  db.close();
+  await store.close();
   return { wall, calls: result.calls };
 }
 {
@@ -203,6 +189,22 @@ function runCli(args, cwd, env = {}) {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// ---------------------------------------------------------------- 5. the sub-benchmarks of wave 2
+// Each is its own script (bench/<topic>.mjs) writing bench/results.<topic>.json; they run here in turn
+// and their figures join results.json. `npm run bench -- --only core` skips them.
+const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
+const SUBS = ["judgment", "library", "eval", "factory", "dashboard", "engine"];
+for (const topic of only === "core" ? [] : SUBS.filter((t) => !only || t === only)) {
+  const script = fileURLToPath(new URL(`./${topic}.mjs`, import.meta.url));
+  const { existsSync, readFileSync } = await import("node:fs");
+  if (!existsSync(script)) continue;
+  console.error(`bench: ${topic}…`);
+  const code = await new Promise((r) => spawn(process.execPath, [script], { stdio: ["ignore", "inherit", "inherit"] }).on("close", r));
+  const file = new URL(`./results.${topic}.json`, import.meta.url);
+  if (code === 0 && existsSync(file)) results[topic] = JSON.parse(readFileSync(file, "utf8"));
+  else rows.push([`${topic} benchmark`, `failed (exit ${code})`, "", "MISSED"]);
 }
 
 // ---------------------------------------------------------------- memory
