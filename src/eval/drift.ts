@@ -1,0 +1,99 @@
+import { normalize } from "../adversarial/grounding.js";
+
+/**
+ * Revision drift (ADR-015 §6; ADR-008 §5): facts in a revision that nothing the executor was given
+ * supports — numbers, dates, URLs and capitalised names that occur in neither the prompt nor the
+ * draft (nor the item's constraints and policies, which the executor also sees). A revision may
+ * remove or hedge a claim; it must not swap in a new figure, date, source or name.
+ */
+
+/** One drifted token: what kind it is, and its text as the revision wrote it. */
+export interface DriftToken {
+  kind: "url" | "date" | "number" | "name";
+  text: string;
+}
+
+const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>()"'`\]]+/giu;
+const MONTH = "(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
+const DATE_RE = new RegExp(
+  [
+    "\\b\\d{4}-\\d{1,2}-\\d{1,2}\\b", // 2024-03-01
+    "\\b\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}\\b", // 1/3/2024, 01.03.24
+    `\\b${MONTH}\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?,?\\s+\\d{4}\\b`, // March 3, 2024
+    `\\b\\d{1,2}(?:st|nd|rd|th)?\\s+${MONTH}\\.?,?\\s+\\d{4}\\b`, // 3 March 2024
+    `\\b${MONTH}\\.?\\s+\\d{4}\\b`, // March 2024
+  ].join("|"),
+  "giu",
+);
+/** A list marker at a line's start ("1. ", "2) ") is numbering, not a figure. */
+const LIST_NUMBER = /^([ \t]*)\d{1,3}[.)](?=[ \t])/gmu;
+/** A figure: digits, with thousands separators or a decimal part; not part of a word (v2, H2O). */
+const NUMBER_RE = /(?<![\p{L}\d.,])\d+(?:[.,]\d+)*(?![\p{L}\d])/gu;
+/** A run of capitalised words (or an acronym); single letters ("I", "A") are not names. */
+const NAME_RE = /\p{Lu}[\p{L}\p{N}'’&-]*(?:[ \t]+\p{Lu}[\p{L}\p{N}'’&-]*)*/gu;
+/** What may stand just before the first word of a sentence (the word's capital is grammar, not a name). */
+const SENTENCE_START = /(?:^|[.!?:;]["'”’)\]]*\s+|\n[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)?|^[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)|["“(\[]\s*)$/u;
+
+/** Blanks out matches (keeping offsets), so a date's digits are not also read as numbers. */
+const mask = (text: string, re: RegExp) => text.replace(re, (m) => " ".repeat(m.length));
+
+const numberKey = (n: string) => (/^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(n) ? n.replace(/,/g, "") : n);
+const dateKey = (d: string) => normalize(d).replace(/(\d)(?:st|nd|rd|th)\b/g, "$1").replace(/[.,]/g, "").replace(/\s+/g, " ");
+const urlKey = (u: string) => normalize(u).replace(/[.,;:!?]+$/, "").replace(/^https?:\/\//, "").replace(/\/$/, "");
+
+/** The facts of one text, each as the key it is compared by. */
+interface Facts {
+  urls: Map<string, string>;
+  dates: Map<string, string>;
+  numbers: Map<string, string>;
+  names: Map<string, string>;
+}
+
+function factsOf(text: string): Facts {
+  const urls = new Map<string, string>();
+  const dates = new Map<string, string>();
+  const numbers = new Map<string, string>();
+  const names = new Map<string, string>();
+  for (const m of text.matchAll(URL_RE)) urls.set(urlKey(m[0]), m[0].replace(/[.,;:!?]+$/, ""));
+  let rest = mask(text, URL_RE);
+  for (const m of rest.matchAll(DATE_RE)) dates.set(dateKey(m[0]), m[0]);
+  rest = mask(rest, DATE_RE).replace(LIST_NUMBER, (m, indent: string) => indent + " ".repeat(m.length - indent.length));
+  for (const m of rest.matchAll(NUMBER_RE)) numbers.set(numberKey(m[0]), m[0]);
+  for (const m of rest.matchAll(NAME_RE)) {
+    let words = m[0].split(/[ \t]+/);
+    // The capital of a sentence's first word is grammar: drop that word, keep any name after it.
+    if (SENTENCE_START.test(rest.slice(Math.max(0, (m.index ?? 0) - 12), m.index))) words = words.slice(1);
+    const name = words.join(" ").replace(/['’-]+$/u, "");
+    if (name.replace(/[^\p{L}]/gu, "").length < 2) continue;
+    names.set(normalize(name), name);
+  }
+  return { urls, dates, numbers, names };
+}
+
+/** Does the source mention this word (case-insensitively, as a whole word)? */
+function hasWord(source: string, word: string): boolean {
+  const w = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return new RegExp(`(?<![\\p{L}\\p{N}])${w}(?![\\p{L}\\p{N}])`, "u").test(source);
+}
+
+/**
+ * The drifted tokens of a revision, in the order of kinds (URLs, dates, numbers, names) and then of
+ * first appearance. `given` is everything the executor was given: prompt, draft, constraints, policies.
+ */
+export function revisionDrift(revision: string, given: readonly string[]): DriftToken[] {
+  const source = given.join("\n");
+  const src = factsOf(source);
+  const normSource = normalize(source);
+  const rev = factsOf(revision);
+  const out: DriftToken[] = [];
+  for (const [key, text] of rev.urls) if (!src.urls.has(key) && !normSource.includes(key)) out.push({ kind: "url", text });
+  for (const [key, text] of rev.dates) if (!src.dates.has(key) && !normSource.includes(normalize(text))) out.push({ kind: "date", text });
+  for (const [key, text] of rev.numbers) if (!src.numbers.has(key)) out.push({ kind: "number", text });
+  for (const [key, text] of rev.names) {
+    if (src.names.has(key) || hasWord(normSource, key)) continue;
+    // A run of capitalised words is new only if one of its words is: "Safe Food" over "safe food" is not.
+    if (key.split(" ").every((w) => hasWord(normSource, w))) continue;
+    out.push({ kind: "name", text });
+  }
+  return out;
+}
