@@ -1,30 +1,28 @@
-import { toStageRun, type Concern, type ConcernResolution, type StageRun } from "./contracts/concern.js";
-import type { PlanStatus, Store } from "./store/port.js";
+import { parseEntries } from "./carryover/wiki.js";
+import { toStageRun } from "./contracts/concern.js";
+import { stateOf, TRANSIENT_LABELS } from "./contracts/labels.js";
+import { concernLineage } from "./read-models/lineage.js";
+import { currentCycleUsage, cycleTimelines } from "./read-models/timeline.js";
+import type { IssueDetail, IssuePage, IssueSummary, WikiEntryView, WikiUse } from "./read-models/types.js";
+import { usageOf } from "./read-models/usage.js";
+import type { Store } from "./store/port.js";
 import type { TrackedIssue, Tracker } from "./trackers/port.js";
 
 /**
  * Read models: what the CLI prints and the dashboard serves, computed in one place from the store
  * and the tracker (every figure is the store's).
  */
+export type * from "./read-models/types.js";
+export { EventIndex } from "./read-models/event-index.js";
 
-/** One row of `issue list` and of the board. */
-export interface IssueSummary {
-  id: string;
-  title: string;
-  labels: string[];
-  status: PlanStatus;
-  route: "trivial" | "load_bearing" | null;
-  cycle: number;
-  pending_concerns: number;
-  /** The stage running now, if a plan is under way. */
-  current_stage: string | null;
-  /** Network calls and dollars of the current cycle. */
-  calls: number;
-  cost_usd: number;
-  updated_at: string | null;
-}
+const isRunning = (labels: readonly string[]) => TRANSIENT_LABELS.some((l) => labels.includes(l));
 
-export async function listIssues(store: Store, tracker: Tracker): Promise<IssueSummary[]> {
+/**
+ * `issue list` and the board: one row per issue of the tracker. `unpriced` says whether an issue's
+ * current cycle had a network call of unknown price (then its dollars are null, never 0); without
+ * it the dollars are those of the priced calls.
+ */
+export async function listIssues(store: Store, tracker: Tracker, unpriced?: (issueId: string) => boolean): Promise<IssueSummary[]> {
   const [issues, plans] = await Promise.all([tracker.list(), store.plans()]);
   const byId = new Map(plans.map((p) => [p.issue_id, p]));
   const out: IssueSummary[] = [];
@@ -35,49 +33,36 @@ export async function listIssues(store: Store, tracker: Tracker): Promise<IssueS
       id: i.id,
       title: i.title,
       labels: i.labels,
+      state: stateOf(i.labels),
       status: plan?.status ?? "new",
       route: plan?.route ?? null,
       cycle: plan?.cycle ?? 0,
       pending_concerns: state.pending_concerns.length,
       current_stage: plan?.status === "planning" ? state.current_stage : null,
+      running: isRunning(i.labels),
       calls: plan?.calls ?? 0,
-      cost_usd: plan?.cost_usd ?? 0,
+      cost_usd: unpriced?.(i.id) ? null : (plan?.cost_usd ?? 0),
       updated_at: plan?.updated_at ?? null,
     });
   }
   return out;
 }
 
-/** `issue show --json` (CONTRACT §4) and the dashboard's issue page. */
-export interface IssueDetail {
-  id: string;
-  title: string;
-  body: string;
-  labels: string[];
-  status: PlanStatus;
-  route: "trivial" | "load_bearing" | null;
-  route_reason: string | null;
-  cycle: number;
-  plan: string | null;
-  brief: string | null;
-  shape: string | null;
-  acceptance_criteria: string[];
-  pending_concerns: Concern[];
-  addressed_concerns: ConcernResolution[];
-  stages: StageRun[];
-  calls: number;
-  cost_usd: number;
-  url?: string;
+/** `issue show --json` (CONTRACT §4) and the head of the dashboard's issue page. */
+export async function showIssue(store: Store, tracker: Tracker, id: string): Promise<IssueDetail> {
+  return (await readIssue(store, tracker, id)).detail;
 }
 
-export async function showIssue(store: Store, tracker: Tracker, id: string): Promise<IssueDetail> {
+async function readIssue(store: Store, tracker: Tracker, id: string) {
   const issue: TrackedIssue = await tracker.get(id);
-  const row = await store.plan(issue.id);
-  const state = await store.state(issue.id);
+  const [row, state, events] = await Promise.all([store.plan(issue.id), store.state(issue.id), store.events({ issueId: issue.id })]);
   const cycle = row?.cycle ?? 0;
   const art = (name: string) => (row ? store.artifact(issue.id, cycle, name) : Promise.resolve(undefined));
   const [plan, brief, shape, criteria] = await Promise.all([art("plan"), art("brief"), art("shape"), art("acceptance_criteria")]);
-  return {
+  const cycles = cycleTimelines(events, isRunning(issue.labels));
+  // The cycle's dollars are null, never 0, when one of its network calls had no known price (CONTRACT §8).
+  const current = currentCycleUsage(cycles, cycle);
+  const detail: IssueDetail = {
     id: issue.id,
     title: issue.title,
     body: issue.body,
@@ -94,7 +79,42 @@ export async function showIssue(store: Store, tracker: Tracker, id: string): Pro
     addressed_concerns: state.addressed_concerns,
     stages: state.stage_history.filter((s) => s.cycle === cycle).map(toStageRun),
     calls: row?.calls ?? 0,
-    cost_usd: row?.cost_usd ?? 0,
+    cost_usd: current.unpriced_calls > 0 ? null : (row?.cost_usd ?? 0),
     ...(issue.url ? { url: issue.url } : {}),
   };
+  return { issue, detail, state, events, cycles };
+}
+
+/** The dashboard's issue page: the issue, its stage timeline per cycle, and every concern's lineage. */
+export async function issuePage(store: Store, tracker: Tracker, id: string, givenTo: (entryId: string) => readonly WikiUse[]): Promise<IssuePage> {
+  const lastSeq = await store.lastSeq();
+  const { issue, detail, state, events, cycles } = await readIssue(store, tracker, id);
+  const wiki = parseEntries(await store.wiki.list(), store.wiki.where);
+  const calls = cycles.flatMap((c) => [...c.calls, ...c.stages.flatMap((s) => s.rounds.flatMap((r) => r.calls))]);
+  return {
+    issue: detail,
+    cycles,
+    lineage: concernLineage(issue.id, events, state, wiki, givenTo),
+    usage: usageOf(calls),
+    last_seq: Math.max(lastSeq, events.at(-1)?.seq ?? 0),
+  };
+}
+
+/** Wiki entries as served, each with the issues it was given to; `withBody` adds the markdown. */
+export async function wikiEntries(store: Store, givenTo: (entryId: string) => readonly WikiUse[], withBody = false): Promise<WikiEntryView[]> {
+  return parseEntries(await store.wiki.list(), store.wiki.where).map((e) => ({
+    id: e.id,
+    title: e.title,
+    fingerprint: e.fingerprint,
+    severity: e.severity,
+    category: e.category,
+    confidence: e.confidence,
+    stale: e.stale,
+    prs: e.prs,
+    issues: e.issues,
+    created: e.created,
+    updated: e.updated,
+    ...(withBody ? { body: e.body } : {}),
+    given_to: [...givenTo(e.id)],
+  }));
 }

@@ -1,0 +1,247 @@
+/**
+ * The shapes the read models return: what the CLI prints and what `dissent serve` answers under
+ * /api/ (CONTRACT §8). Types only, no runtime code, so the browser bundle can import them too.
+ */
+import type { Concern, ConcernResolution, StageRecord, StageRun } from "../contracts/concern.js";
+import type { DissentEvent } from "../contracts/events.js";
+import type { StateLabel } from "../contracts/labels.js";
+
+/** A planning status as the store keeps it (mirrors store/port PlanStatus, kept here free of Node types). */
+export type IssueStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
+
+/** An event as served: with `seq`, its order in the store. */
+export type ServedEvent = DissentEvent & { seq: number };
+
+/** One model call, as the timeline, the runs and the costs show it. */
+export interface CallRow {
+  seq: number;
+  at: string;
+  issue_id: string | null;
+  run_id?: string;
+  role: string;
+  provider: string;
+  model: string;
+  route: "primary" | "secondary";
+  cached: boolean;
+  latency_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** USD; null when the model's price is unknown (never 0 for unknown). */
+  cost_usd: number | null;
+  error?: string;
+  stage?: string;
+  round?: number;
+  wiki_entries?: string[];
+}
+
+/** Calls, tokens and dollars of a set of calls. `cost_usd` is null when any network call had no known price. */
+export interface Usage {
+  /** Calls sent over the network. */
+  calls: number;
+  /** Calls answered from the reply cache (free). */
+  cached_calls: number;
+  failed_calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  /** Dollars of the priced network calls. */
+  known_usd: number;
+  /** Network calls whose model has no known price. */
+  unpriced_calls: number;
+  /** `known_usd`, or null when some network call had no known price. */
+  cost_usd: number | null;
+}
+
+/** One card of the board (and one row of `issue list`). */
+export interface IssueSummary {
+  id: string;
+  title: string;
+  labels: string[];
+  /** The board column: the state label the issue carries. */
+  state: StateLabel | "none";
+  status: IssueStatus;
+  route: "trivial" | "load_bearing" | null;
+  cycle: number;
+  pending_concerns: number;
+  /** The stage running now, if a plan is under way. */
+  current_stage: string | null;
+  /** True while a phase's transient `dissent-adv-*-running` label is on the issue. */
+  running: boolean;
+  /** Network calls and dollars of the current cycle; dollars are null when one of its calls had no known price. */
+  calls: number;
+  cost_usd: number | null;
+  updated_at: string | null;
+}
+
+/** `issue show --json` (CONTRACT §4) and the head of the dashboard's issue page. */
+export interface IssueDetail {
+  id: string;
+  title: string;
+  body: string;
+  labels: string[];
+  status: IssueStatus;
+  route: "trivial" | "load_bearing" | null;
+  route_reason: string | null;
+  cycle: number;
+  plan: string | null;
+  brief: string | null;
+  shape: string | null;
+  acceptance_criteria: string[];
+  pending_concerns: Concern[];
+  addressed_concerns: ConcernResolution[];
+  stages: StageRun[];
+  /** Network calls of the current cycle. */
+  calls: number;
+  /** Dollars of the current cycle's network calls; null when one of them had no known price. */
+  cost_usd: number | null;
+  url?: string;
+}
+
+/** One round of a stage: the calls made in it (producer first, then the critics in council order). */
+export interface RoundEntry {
+  round: number;
+  calls: CallRow[];
+  usage: Usage;
+}
+
+/** One stage as the timeline shows it: running, finished, or interrupted (a killed run resumed later). */
+export interface StageEntry {
+  stage: string;
+  phase: StageRecord["phase"];
+  cycle: number;
+  status: "running" | "finished" | "interrupted";
+  started_at: string;
+  started_seq: number;
+  finished_at: string | null;
+  /** The StageRun, once finished: rounds, outcome, calls, tokens, cost, duration. */
+  run: StageRecord | null;
+  rounds: RoundEntry[];
+  usage: Usage;
+  /** Set when the stage stopped on oscillation (the round) or exhaustion. */
+  oscillation_round?: number;
+  exhausted?: boolean;
+}
+
+/** One planning cycle of an issue: its route, the gate, the stages and the reviewer. */
+export interface CycleTimeline {
+  cycle: number;
+  route: "trivial" | "load_bearing" | null;
+  route_reason: string | null;
+  route_source: string | null;
+  started_at: string | null;
+  /** Calls outside any stage: the ComplexityGate, a trivial issue's planner, the plan reviewer. */
+  calls: CallRow[];
+  stages: StageEntry[];
+  usage: Usage;
+}
+
+/** One step of a concern's way through the pipeline. */
+export interface ConcernForward {
+  seq: number;
+  at: string;
+  /** The phase that must address it. */
+  to: Concern["must_address_by"];
+  reason: string;
+  severity: Concern["severity"];
+}
+
+/** A producer's claim, the reviewer's confirmation or a person's resolution of a concern. */
+export interface ConcernStep {
+  seq: number;
+  at: string;
+  kind: ConcernResolution["resolution_kind"];
+  by: string;
+  /** False for a producer's claim on a CRITICAL/HIGH concern (it stays pending until confirmed). */
+  settled: boolean;
+  note: string;
+}
+
+/** An issue a wiki entry was given to (its assumption surfacer was shown the entry). */
+export interface WikiUse {
+  issue_id: string;
+  at: string;
+  seq: number;
+}
+
+/** A concern from the critic that raised it to the later issues its wiki entry was given to (CONTRACT §8). */
+export interface ConcernLineage {
+  id: string;
+  fingerprint: string;
+  concern: string;
+  evidence: string;
+  category: string;
+  severity: Concern["severity"];
+  raised_severity?: Concern["severity"];
+  raised_by: string;
+  stage: string;
+  phase: Concern["phase"];
+  raised_at: string;
+  human_required: boolean;
+  forwarded: ConcernForward[];
+  resolutions: ConcernStep[];
+  /** Where it stands now. */
+  status: "pending" | "claimed" | "settled" | "shipped";
+  shipped: { pr: number; at: string; seq: number } | null;
+  wiki: { id: string; title: string; stale: boolean } | null;
+  given_to: WikiUse[];
+}
+
+/** The dashboard's issue page. */
+export interface IssuePage {
+  issue: IssueDetail;
+  /** Every planning cycle, oldest first (the current one last). */
+  cycles: CycleTimeline[];
+  lineage: ConcernLineage[];
+  /** Every call of the issue, all cycles. */
+  usage: Usage;
+  /** The store's last `seq` when this was read. */
+  last_seq: number;
+}
+
+/** One `dissent run` (an audit run when the challenger was called). */
+export interface AuditRun {
+  run_id: string;
+  started_at: string;
+  last_at: string;
+  first_seq: number;
+  audit: boolean;
+  revised: boolean;
+  challenger_failed: boolean;
+  roles: string[];
+  models: string[];
+  calls: CallRow[];
+  usage: Usage;
+}
+
+/** One row of a cost breakdown. */
+export interface UsageRow extends Usage {
+  key: string;
+}
+
+/** `GET /api/stats`: calls, tokens and dollars by role, model and day (UTC). */
+export interface CostStats {
+  totals: Usage;
+  by_role: UsageRow[];
+  by_model: UsageRow[];
+  by_day: UsageRow[];
+  /** Issues by dollars spent (all cycles), most first. */
+  by_issue: UsageRow[];
+  runs: number;
+  last_seq: number;
+}
+
+/** A wiki entry as served (the markdown body only on the entry's own route). */
+export interface WikiEntryView {
+  id: string;
+  title: string;
+  fingerprint: string;
+  severity: string;
+  category: string;
+  confidence: string;
+  stale: boolean;
+  prs: number[];
+  issues: string[];
+  created: string;
+  updated: string;
+  body?: string;
+  given_to: WikiUse[];
+}

@@ -1,0 +1,56 @@
+import type { ModelCallEvent } from "../contracts/events.js";
+import type { CallRow, Usage } from "./types.js";
+
+/** Usage of no calls. */
+export function emptyUsage(): Usage {
+  return { calls: 0, cached_calls: 0, failed_calls: 0, input_tokens: 0, output_tokens: 0, known_usd: 0, unpriced_calls: 0, cost_usd: 0 };
+}
+
+const micro = (usd: number) => Math.round(usd * 1e6) / 1e6;
+
+/**
+ * Adds one call to a usage (in place). Network calls count; a cache hit is counted apart and is
+ * free. A network call with no known price makes `cost_usd` null (CONTRACT §8: never 0 for unknown).
+ */
+export function addCall(u: Usage, c: Pick<CallRow, "cached" | "input_tokens" | "output_tokens" | "cost_usd" | "error">): Usage {
+  if (c.error) u.failed_calls++;
+  if (c.cached) {
+    u.cached_calls++;
+    return u;
+  }
+  u.calls++;
+  u.input_tokens += c.input_tokens;
+  u.output_tokens += c.output_tokens;
+  if (c.cost_usd === null) u.unpriced_calls++;
+  else u.known_usd = micro(u.known_usd + c.cost_usd);
+  u.cost_usd = u.unpriced_calls > 0 ? null : u.known_usd;
+  return u;
+}
+
+/** The usage of a list of calls. */
+export function usageOf(calls: readonly CallRow[]): Usage {
+  return calls.reduce(addCall, emptyUsage());
+}
+
+/** A ModelCall event as a call row (cost `undefined` in old events is read as unknown). */
+export function callRow(e: ModelCallEvent & { seq: number }): CallRow {
+  return {
+    seq: e.seq,
+    at: e.at,
+    issue_id: e.issue_id,
+    ...(e.run_id ? { run_id: e.run_id } : {}),
+    role: e.role,
+    provider: e.provider,
+    model: e.model,
+    route: e.route,
+    cached: e.cached,
+    latency_ms: e.latency_ms,
+    input_tokens: e.input_tokens,
+    output_tokens: e.output_tokens,
+    cost_usd: e.cost_usd ?? null,
+    ...(e.error ? { error: e.error } : {}),
+    ...(e.stage ? { stage: e.stage } : {}),
+    ...(e.round !== undefined ? { round: e.round } : {}),
+    ...(e.wiki_entries?.length ? { wiki_entries: e.wiki_entries } : {}),
+  };
+}

@@ -1,0 +1,82 @@
+import { Hono } from "hono";
+import { EventIndex } from "../read-models.js";
+import type { Store } from "../store/port.js";
+import type { Tracker } from "../trackers/port.js";
+import { apiRoutes } from "./api.js";
+import { loopbackHostsOnly, requireBearer } from "./auth.js";
+import { BoardCache } from "./board.js";
+import { EventHub } from "./hub.js";
+import { pageRoutes, type PageAssets } from "./page.js";
+import { responder } from "./respond.js";
+import { eventStream } from "./sse.js";
+
+/** What the dashboard is built from. */
+export interface AppDeps {
+  store: Store;
+  tracker: Tracker;
+  /** Redacts every secret the config names; every answer passes through it. */
+  redact: (text: string) => string;
+  /** Every request must carry this bearer token (required for any address but loopback). */
+  token?: string;
+  /** Bound to loopback without a token: only requests addressed to localhost are answered. */
+  loopbackOnly?: boolean;
+  page?: PageAssets;
+  warn: (message: string) => void;
+  heartbeatMs?: number;
+}
+
+/** The dashboard as a Hono app, with the hub that feeds it and a close for both. */
+export interface DashboardApp {
+  app: Hono;
+  hub: EventHub;
+  index: EventIndex;
+  /** Resolves when the index holds the log as it was at start (the hub follows from there). */
+  ready: Promise<void>;
+  close(): void;
+}
+
+/** Read-only: GET and HEAD only; anything else is 405 (CONTRACT §8: nothing served changes state). */
+export function createDashboard(deps: AppDeps): DashboardApp {
+  const index = new EventIndex();
+  const hub = new EventHub(deps.store, index, deps.warn);
+  const ready = hub.start();
+  ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${e instanceof Error ? e.message : String(e)}`));
+  const closing = new AbortController();
+  const respond = responder(deps.redact);
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    await next();
+    c.header("X-Content-Type-Options", "nosniff");
+    c.header("Referrer-Policy", "no-referrer");
+    c.header("Cross-Origin-Resource-Policy", "same-origin");
+    if (deps.page && (c.res.headers.get("content-type") ?? "").startsWith("text/html")) c.header("Content-Security-Policy", deps.page.csp);
+  });
+  app.use("*", async (c, next) => {
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") return c.json({ error: "this dashboard is read-only: only GET" }, 405, { Allow: "GET, HEAD" });
+    return next();
+  });
+  if (deps.loopbackOnly) app.use("*", loopbackHostsOnly());
+  if (deps.token !== undefined) app.use("*", requireBearer(deps.token, () => deps.page?.html));
+
+  app.get("/api/events/stream", eventStream({ store: deps.store, hub, redact: deps.redact, closing: closing.signal, ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}) }));
+  apiRoutes(app, { store: deps.store, tracker: deps.tracker, index, hub, board: new BoardCache(deps.store, deps.tracker, () => hub.lastSeq, deps.tracker.kind === "local" ? 2_000 : 15_000, (id) => index.cycleUsage(id).unpriced_calls > 0), respond, ready });
+  pageRoutes(app, deps.page);
+
+  app.notFound((c) => respond(c, { error: `no route ${c.req.method} ${c.req.path} (GET /api lists them)` }, 404));
+  app.onError((e, c) => {
+    deps.warn(`request ${c.req.method} ${c.req.path} failed: ${e.message}`);
+    return respond(c, { error: e.message }, 500);
+  });
+
+  return {
+    app,
+    hub,
+    index,
+    ready,
+    close() {
+      closing.abort();
+      hub.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from "node:fs";
+import type { Config } from "../contracts/config.js";
+import type { ObservedCall } from "../models/types.js";
+import { PlanTrace } from "./plan-trace.js";
+import { exportingTracer } from "./provider.js";
+import { RunTrace } from "./run-trace.js";
+
+export { PlanTrace } from "./plan-trace.js";
+export { RunTrace } from "./run-trace.js";
+export { SEMCONV_VERSION } from "./conventions.js";
+
+/** Traces of runs and plans, exported over OTLP/HTTP following the GenAI semantic conventions (CONTRACT §8). */
+export interface Telemetry {
+  run(runId: string, audit: boolean): RunTrace;
+  plan(issueId: string): PlanTrace;
+  /** Flushes every span (bounded in time) and stops exporting. */
+  shutdown(): Promise<void>;
+}
+
+/** Knobs for tests: how long an export may take. */
+export interface TelemetryOptions {
+  timeoutMs?: number;
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
+  } catch (e) {
+    return `unknown (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`;
+  }
+}
+
+/**
+ * Starts exporting to the config's endpoint. Loaded only when one is configured: with telemetry
+ * off, neither this module nor the OpenTelemetry SDK is imported (the CLI starts as fast as before).
+ */
+export function startTelemetry(
+  config: Pick<Config, "telemetry" | "seed" | "logContent">,
+  redact: (text: string) => string,
+  warn: (message: string) => void,
+  o: TelemetryOptions = {},
+): Telemetry | undefined {
+  const endpoint = config.telemetry.otlpEndpoint;
+  if (!endpoint) return undefined;
+  const { tracer, shutdown } = exportingTracer({
+    endpoint,
+    serviceName: config.telemetry.serviceName,
+    serviceVersion: packageVersion(),
+    warn,
+    ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+  });
+  // A cache hit is free; a network call is priced as its ModelCall event is (null when unknown, never 0).
+  const cost = async (c: ObservedCall) => (c.cached ? ((await c.target.cost(0, 0)) === null ? null : 0) : c.target.cost(c.inputTokens, c.outputTokens));
+  const spans = { seed: config.seed, logContent: config.logContent, redact, cost, warn };
+  return {
+    run: (runId, audit) => new RunTrace(tracer, runId, audit, spans),
+    plan: (issueId) => new PlanTrace(tracer, issueId, spans),
+    shutdown,
+  };
+}

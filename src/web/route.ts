@@ -1,0 +1,37 @@
+import { useEffect, useState } from "preact/hooks";
+
+/** The page's places, from the URL's hash. */
+export type Route =
+  | { view: "board" }
+  | { view: "issue"; id: string }
+  | { view: "runs"; id?: string }
+  | { view: "costs" }
+  | { view: "wiki"; id?: string };
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const [head, id] = parts;
+  if (head === "issue" && id) return { view: "issue", id };
+  if (head === "runs") return id ? { view: "runs", id } : { view: "runs" };
+  if (head === "costs") return { view: "costs" };
+  if (head === "wiki") return id ? { view: "wiki", id } : { view: "wiki" };
+  return { view: "board" };
+}
+
+export const href = {
+  board: () => "#/",
+  issue: (id: string) => `#/issue/${encodeURIComponent(id)}`,
+  runs: (id?: string) => (id ? `#/runs/${encodeURIComponent(id)}` : "#/runs"),
+  costs: () => "#/costs",
+  wiki: (id?: string) => (id ? `#/wiki/${encodeURIComponent(id)}` : "#/wiki"),
+};
+
+export function useRoute(): Route {
+  const [route, set] = useState(() => parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => set(parseRoute(location.hash));
+    addEventListener("hashchange", on);
+    return () => removeEventListener("hashchange", on);
+  }, []);
+  return route;
+}
