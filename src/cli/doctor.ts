@@ -1,8 +1,214 @@
-import { UsageError } from "../errors.js";
-import type { Common } from "./common.js";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { loadConfig } from "../config/load.js";
+import type { Config, ProviderConfig } from "../contracts/config.js";
+import type { Located } from "../engines/llama-cpp/index.js";
+import { DissentError, messageOf } from "../errors.js";
+import { keyEnvOf, PROVIDERS, resolveHeaders } from "../models/providers.js";
+import { configRouter, parseTarget } from "../models/router.js";
+import type { ModelTarget } from "../models/types.js";
+import { redactor } from "../redact.js";
+import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
+import { table } from "./table.js";
 
-// Scaffolding: the command is registered in main.ts; its body is being written.
-export async function doctorCommand(_opts: Common, _io: Io): Promise<number> {
-  throw new UsageError("dissent doctor is not available in this build");
+/** One configured route and what checking it found (CONTRACT §11: reachable, key, model present, JSON mode). */
+export interface RouteCheck {
+  route: string;
+  which: "primary" | "secondary";
+  target: string;
+  ok: boolean;
+  /** What passed, in order, then what failed. */
+  detail: string;
+}
+
+/** What checking one target (provider and model) found; shared by every route that names it. */
+interface TargetCheck {
+  ok: boolean;
+  detail: string;
+}
+
+const HTTP_TIMEOUT_MS = 5000;
+
+const errorLine = (e: unknown): string => {
+  const code = networkCode(e);
+  const m = messageOf(e).split("\n")[0] ?? "";
+  if (code) return m.includes(code) ? m : `${m} (${code})`;
+  // undici's "fetch failed" says why only in its cause ("bad port", "other side closed").
+  const cause = (e as { cause?: unknown }).cause;
+  return cause instanceof Error && cause.message && !m.includes(cause.message) ? `${m} (${cause.message.split("\n")[0] ?? ""})` : m;
+};
+
+function networkCode(e: unknown, depth = 0): string | undefined {
+  if (!e || typeof e !== "object" || depth > 5) return undefined;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === "string" && /^E[A-Z]+$|^UND_ERR/.test(code)) return code;
+  return networkCode((e as { cause?: unknown }).cause, depth + 1);
+}
+
+/** GET a JSON listing; its status, or the reason nothing answered. */
+async function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown } | { unreachable: string }> {
+  try {
+    const res = await fetch(url, { headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+    const text = await res.text();
+    let body: unknown = undefined;
+    try {
+      body = JSON.parse(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e; // not JSON: the status says enough
+    }
+    return { status: res.status, body };
+  } catch (e) {
+    return { unreachable: (e as Error).name === "TimeoutError" ? `no answer in ${HTTP_TIMEOUT_MS / 1000} s` : errorLine(e) };
+  }
+}
+
+/** Model ids in an OpenAI-style (`data[].id`) or Ollama-style (`models[].name`) listing. */
+function modelIds(body: unknown): string[] | undefined {
+  const data = (body as { data?: unknown })?.data;
+  if (Array.isArray(data)) return data.flatMap((m) => (typeof (m as { id?: unknown }).id === "string" ? [(m as { id: string }).id] : []));
+  const models = (body as { models?: unknown })?.models;
+  if (Array.isArray(models)) return models.flatMap((m) => (typeof (m as { name?: unknown }).name === "string" ? [(m as { name: string }).name] : []));
+  return undefined;
+}
+
+/** Is `model` in the listing (an alias such as claude-sonnet-4-5 matches its dated ids; qwen3 matches qwen3:latest)? */
+const listed = (ids: readonly string[], model: string) => ids.some((id) => id === model || id.startsWith(`${model}-`) || id === `${model}:latest`);
+
+/** Reachable, key accepted, model present — for a provider reached over HTTP. */
+async function checkRemote(p: ProviderConfig, model: string, key: string | undefined, headers: Record<string, string>, keyHint: string | undefined): Promise<TargetCheck> {
+  const base = ("base_url" in p && p.base_url ? p.base_url : PROVIDERS[p.type].defaultUrl).replace(/\/+$/, "");
+  const auth: Record<string, string> =
+    p.type === "anthropic" ? { ...(key ? { "x-api-key": key } : {}), "anthropic-version": "2023-06-01" } : key ? { authorization: `Bearer ${key}` } : {};
+  const got = await getJson(`${base}/models`, { ...auth, ...headers });
+  if ("unreachable" in got) return { ok: false, detail: `unreachable: ${base} (${got.unreachable})` };
+  if (got.status === 401 || got.status === 403) return { ok: false, detail: `reachable · the key was refused (${got.status})${keyHint ? `: check ${keyHint}` : ""}` };
+  let ids = got.status === 200 ? modelIds(got.body) : undefined;
+  if (!ids && p.type === "openai-compatible") {
+    // Ollama's own listing, when its OpenAI-compatible one is missing.
+    const tags = await getJson(`${base.replace(/\/v1$/, "")}/api/tags`, headers);
+    if (!("unreachable" in tags) && tags.status === 200) ids = modelIds(tags.body);
+  }
+  if (!ids) return { ok: true, detail: `reachable (no model listing: presence not checked, status ${got.status})` };
+  if (!listed(ids, model)) {
+    const some = ids.slice(0, 5).join(", ");
+    return { ok: false, detail: `reachable · model '${model}' not found at ${base} (it has ${ids.length ? `${some}${ids.length > 5 ? ", …" : ""}` : "none"})` };
+  }
+  return { ok: true, detail: "reachable · model present" };
+}
+
+/** The one-token structured probe: does a JSON-mode request come back (a reply cut at one token is fine)? */
+async function probeJson(target: ModelTarget, timeoutMs: number): Promise<TargetCheck> {
+  let model: Awaited<ReturnType<ModelTarget["load"]>>;
+  try {
+    model = await target.load();
+  } catch (e) {
+    return { ok: false, detail: errorLine(e) };
+  }
+  if (typeof model !== "object" || model.specificationVersion !== "v3") return { ok: false, detail: "JSON mode not checked (not an AI SDK v3 model)" };
+  const v3 = model as LanguageModelV3;
+  const schema = { type: "object" as const, properties: { ok: { type: "boolean" as const } }, required: ["ok"], additionalProperties: false };
+  const mode = target.structured;
+  try {
+    await v3.doGenerate({
+      prompt: [
+        { role: "system", content: 'Reply with the JSON object {"ok": true}.' },
+        { role: "user", content: [{ type: "text", text: "Ready?" }] },
+      ],
+      maxOutputTokens: 1,
+      temperature: 0,
+      ...(mode === "prompt" ? {} : { responseFormat: mode === "json_object" ? { type: "json" as const } : { type: "json" as const, schema, name: "probe" } }),
+      providerOptions: { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } },
+      abortSignal: AbortSignal.timeout(timeoutMs),
+    });
+    const what = mode === "grammar" ? "JSON mode ok (grammar)" : mode === "prompt" ? "JSON by prompt (one-token reply ok)" : `JSON mode ok (${mode})`;
+    return { ok: true, detail: what };
+  } catch (e) {
+    const status = (e as { statusCode?: unknown }).statusCode;
+    return { ok: false, detail: `JSON-mode request failed${typeof status === "number" ? ` (${status})` : ""}: ${errorLine(e)}` };
+  }
+}
+
+/** Checks every configured route; targets named by several routes are checked once. */
+export async function checkConfiguredRoutes(config: Config, env: Record<string, string | undefined>): Promise<{ rows: RouteCheck[]; dispose(): Promise<void> }> {
+  const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
+  const engineModule = local ? await import("../engines/llama-cpp/index.js") : undefined;
+  const engines = engineModule?.createLlamaEngines({ config, env, reporter: engineModule.silentReporter });
+  const routerConfig = engineModule ? engineModule.withEngineLimits(config) : config;
+  const router = configRouter(routerConfig, env, {}, engines ? { create: engines.create, identity: engines.identity } : {});
+  const checks = new Map<string, Promise<TargetCheck>>();
+  const timeoutMs = Math.min(config.callTimeoutMs, 120_000);
+
+  const checkTarget = async (role: string, which: "primary" | "secondary", spec: string): Promise<TargetCheck> => {
+    const { provider, model } = parseTarget(spec);
+    const p = config.providers[provider];
+    if (!p) return { ok: false, detail: `unknown provider '${provider}'` };
+    const parts: string[] = [];
+    if (p.type === "llama-cpp") {
+      if (!engines) return { ok: false, detail: "llama-cpp engine unavailable" };
+      let located: Located;
+      try {
+        located = engines.locate(provider, p, model);
+      } catch (e) {
+        return { ok: false, detail: errorLine(e) };
+      }
+      if (!located.present) {
+        return located.ref.kind === "hf"
+          ? { ok: false, detail: `${located.ref.uri} not downloaded yet: the first run downloads it${config.offline ? " (but offline is set)" : ""}, or place it at ${located.path}` }
+          : { ok: false, detail: `model file not found: ${located.path}` };
+      }
+      const problem = engineModule?.modelFileProblem(located.path, `providers.${provider}`);
+      if (problem) return { ok: false, detail: problem.message };
+      parts.push(`model file present (${located.path})`);
+    } else {
+      const keyEnv = keyEnvOf(p);
+      const key = keyEnv ? env[keyEnv] || undefined : undefined;
+      if (!key && keyEnv && (PROVIDERS[p.type].keyRequired || p.api_key_env !== undefined)) return { ok: false, detail: `no API key: set ${keyEnv}` };
+      if (key) parts.push(`key ${keyEnv} set`);
+      let headers: Record<string, string>;
+      try {
+        headers = resolveHeaders(provider, p, env, config.source).headers;
+      } catch (e) {
+        return { ok: false, detail: errorLine(e) };
+      }
+      const remote = await checkRemote(p, model, key, headers, keyEnv);
+      parts.push(remote.detail);
+      if (!remote.ok) return { ok: false, detail: parts.join(" · ") };
+    }
+    const route = router(role);
+    const target = which === "secondary" ? route.secondary : route.primary;
+    if (!target) return { ok: false, detail: `${parts.join(" · ")} · no ${which} route` };
+    const probe = await probeJson(target, timeoutMs);
+    parts.push(probe.detail);
+    return { ok: probe.ok, detail: parts.join(" · ") };
+  };
+
+  const rows: Promise<RouteCheck>[] = [];
+  for (const [role, r] of Object.entries(config.routes)) {
+    for (const [which, spec] of [["primary", r.primary], ["secondary", r.secondary]] as const) {
+      if (!spec) continue;
+      let c = checks.get(spec);
+      if (!c) {
+        c = checkTarget(role, which, spec).catch((e: unknown) => ({ ok: false, detail: DissentError.isInstance(e) ? messageOf(e) : `check failed: ${errorLine(e)}` }));
+        checks.set(spec, c);
+      }
+      rows.push(c.then((t) => ({ route: role, which, target: spec, ok: t.ok, detail: t.detail })));
+    }
+  }
+  return { rows: await Promise.all(rows), dispose: async () => engines?.dispose() };
+}
+
+/** `dissent doctor`: one row per configured route; exit 1 if any fails (CONTRACT §11). */
+export async function doctorCommand(flags: Common, io: Io): Promise<number> {
+  const config = loadConfig({ ...(flags.config ? { flag: flags.config } : {}), env: io.env, cwd: io.cwd });
+  io.redact = redactor(config.secrets); // a key echoed in a server's error never reaches the terminal
+  const { rows, dispose } = await checkConfiguredRoutes(config, io.env);
+  await dispose();
+  const ok = rows.every((r) => r.ok);
+  if (flags.json) {
+    json(io, { config: config.source, ok, routes: rows });
+  } else {
+    io.stdout(`config: ${config.source}\n`);
+    io.stdout(table(["ROUTE", "TARGET", "STATUS", "CHECKS"], rows.map((r) => [r.which === "primary" ? r.route : `${r.route} (secondary)`, r.target, r.ok ? "ok" : "FAIL", r.detail])));
+  }
+  return ok ? 0 : 1;
 }

@@ -1,8 +1,114 @@
+import { existsSync, writeFileSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
+import { API_MODELS, defaultsFor, detect, EMBEDDED_MODELS, JUDGE_ROUTES, OLLAMA_MODELS, ollamaUrl, pickOllamaModels, probeOllama, type Found } from "../config/defaults.js";
+import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
-import type { Common } from "./common.js";
+import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
-// Scaffolding: the command is registered in main.ts; its body is being written.
-export async function initCommand(_opts: Common, _io: Io): Promise<number> {
-  throw new UsageError("dissent init is not available in this build");
+export interface InitFlags extends Common {
+  force?: boolean;
+}
+
+const q = (s: string) => JSON.stringify(s); // a JSON string is a YAML double-quoted scalar
+
+/** What was found, in one line (the file's header and the command's output). */
+export function foundLine(found: Found): string {
+  switch (found.kind) {
+    case "ollama": {
+      const { executor, challenger } = pickOllamaModels(found.models);
+      const pulled = found.models.length ? `${found.models.length} model${found.models.length === 1 ? "" : "s"} pulled` : "no models pulled yet";
+      return `Ollama at ${found.url} (${pulled}): drafting ${executor}, judging ${challenger}`;
+    }
+    case "openai":
+      return `OPENAI_API_KEY is set: drafting ${API_MODELS.openai.executor}, judging ${API_MODELS.openai.challenger}`;
+    case "anthropic":
+      return `ANTHROPIC_API_KEY is set: drafting ${API_MODELS.anthropic.executor}, judging ${API_MODELS.anthropic.challenger}`;
+    case "embedded":
+      return `no Ollama and no API key: the embedded engine, drafting ${EMBEDDED_MODELS.executor.name}, judging ${EMBEDDED_MODELS.challenger.name}`;
+  }
+}
+
+function providerLines(found: Found): string[] {
+  switch (found.kind) {
+    case "ollama":
+      return [
+        "  # Ollama's OpenAI-compatible API. One local GPU serves one request at a time best.",
+        `  ollama: { type: openai-compatible, base_url: ${q(`${found.url}/v1`)}, max_concurrency: 1 }`,
+        ...(found.models.length === 0 ? [`  # Ollama has no models yet: ollama pull ${OLLAMA_MODELS.executor} && ollama pull ${OLLAMA_MODELS.challenger}`] : []),
+      ];
+    case "openai":
+      return ["  # The key is read from OPENAI_API_KEY (api_key_env names another variable); never write it here.", "  openai: { type: openai }"];
+    case "anthropic":
+      return ["  # The key is read from ANTHROPIC_API_KEY (api_key_env names another variable); never write it here.", "  anthropic: { type: anthropic }"];
+    case "embedded": {
+      const { executor: e, challenger: c } = EMBEDDED_MODELS;
+      return [
+        "  # In-process GGUF models (node-llama-cpp): downloaded once into models_dir, then offline.",
+        "  # model: hf:<user>/<repo>:<quant>, or a .gguf file (relative to this file's folder).",
+        "  # Optional: context_size, threads, gpu (auto | false), max_concurrency (default 2).",
+        `  drafter: { type: llama-cpp, model: ${q(e.ref)} }   # ${e.family}, ~${(e.approxBytes / 1e9).toFixed(1)} GB`,
+        `  judge:   { type: llama-cpp, model: ${q(c.ref)} }   # ${c.family}, ~${(c.approxBytes / 1e9).toFixed(1)} GB`,
+      ];
+    }
+  }
+}
+
+/** The commented dissent.config.yaml for what was found (CONTRACT §2, §11). */
+export function renderInitConfig(found: Found): string {
+  const { routes } = defaultsFor(found);
+  const width = Math.max(...Object.keys(routes).map((r) => r.length)) + 1;
+  const comment: Record<string, string> = {
+    default: "executor, producers, complexity gate",
+    challenger: "the audit gate's challenger",
+    assumption_surfacer: "discover and plan councils",
+    discovery: "discovery.* critics",
+    plan: "plan.builder, plan.tester, plan.risk_skeptic (the producer is planner)",
+    plan_reviewer: "the plan reviewer",
+  };
+  const routeLines = Object.entries(routes).map(([role, r]) => {
+    const c = comment[role] ?? (JUDGE_ROUTES.includes(role as (typeof JUDGE_ROUTES)[number]) ? "critic" : "");
+    return `  ${`${role}:`.padEnd(width + 1)} { primary: ${q(r.primary)} }${c ? `   # ${c}` : ""}`;
+  });
+  return [
+    "# dissent.config.yaml, written by `dissent init` for what it found on this machine:",
+    `# ${foundLine(found)}.`,
+    "# `dissent doctor` checks every route below. Reference: CONTRACT.md §2 and §11.",
+    "",
+    "providers:",
+    ...providerLines(found),
+    "",
+    "# role -> \"provider:model\", most specific first (plan.builder -> plan -> default); `secondary:`",
+    "# is tried when the primary cannot be reached. Drafting and judging use two model families:",
+    "# a model reviewing itself is weak dissent.",
+    "routes:",
+    ...routeLines,
+    "",
+    "seed: 7                       # sent with every call (temperature is always 0)",
+    "# call_timeout_ms: 120000     # bounds each attempt of each call",
+    ...(found.kind === "embedded" ? ["# models_dir: ~/.cache/dissent/models", "# offline: false             # true (or DISSENT_OFFLINE=1): never download; place the files yourself"] : []),
+    "# policies: [\"No medical dosing advice.\"]   # text, or a path to a .md/.txt file",
+    "# budget: { max_calls_per_issue: 30 }",
+    "",
+  ].join("\n");
+}
+
+/** `dissent init [--force]`: writes a commented dissent.config.yaml for what it finds (CONTRACT §11). */
+export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
+  const path = resolve(io.cwd, flags.config ?? "dissent.config.yaml");
+  const rel = relative(io.cwd, path);
+  const shown = rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
+  if (existsSync(path) && !flags.force) throw new UsageError(`${shown} already exists: dissent init --force replaces it`);
+  const found = detect(io.env, await probeOllama(ollamaUrl(io.env)));
+  const text = renderInitConfig(found);
+  parseConfigText(text, shown); // what we write must load: a bug here fails before the file exists
+  writeFileSync(path, text);
+  if (flags.json) {
+    const { providers, routes } = defaultsFor(found);
+    json(io, { path, found: found.kind, providers, routes });
+  } else {
+    io.stdout(`wrote ${shown}: ${foundLine(found)}\n`);
+    io.stdout("check it with: dissent doctor\n");
+  }
+  return 0;
 }

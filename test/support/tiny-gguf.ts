@@ -32,6 +32,15 @@ export interface TinyGgufOptions {
   truncateTo?: number;
   /** ASCII bytes made likelier in every prediction (bakeLogitBias); `"` makes JSON strings short. */
   favour?: string;
+  /** `llama.context_length` (the training context llama.cpp reports). Default 512. */
+  contextLength?: number;
+  /**
+   * ASCII bytes after which `</s>` is all but certain (bakeLogitBias), so free text (no grammar) ends on
+   * its own instead of running to the context's end. Greedy decoding of the default model writes
+   * "6s6s6s…" whatever the prompt, so `"6"` makes its free-text reply "6". A grammar masks `</s>` until
+   * the JSON is complete, so structured replies are unaffected. Default: none.
+   */
+  eosAfter?: string;
 }
 
 export interface TinyGguf { path: string; bytes: number; sha256: string }
@@ -156,11 +165,20 @@ function unwantedByte(b: number): boolean {
  * output weight on it becomes a fixed bonus or penalty, far larger than the random logits (about ±1).
  * Unwanted bytes get -4 (never sampled); favoured bytes get +1 (roughly e^5 ≈ 150x likelier).
  */
-function bakeLogitBias(embd: number, tokenEmbd: Tensor, output: Tensor, favour: string): void {
+function bakeLogitBias(embd: number, tokenEmbd: Tensor, output: Tensor, favour: string, eosAfter: string): void {
   const vocab = tokenEmbd.dims[1] ?? 0;
   for (let t = 0; t < vocab; t++) tokenEmbd.data[t * embd] = 8;
   for (let b = 0; b < 256; b++) if (unwantedByte(b)) output.data[(FIRST_BYTE_TOKEN + b) * embd] = -4;
   for (const b of Buffer.from(favour, "utf8")) output.data[(FIRST_BYTE_TOKEN + b) * embd] = 1;
+  if (eosAfter === "") return;
+  // Hidden dimension 1 flags the `eosAfter` bytes (8 in their embeddings, 0 in every other), and only
+  // </s> reads it: the token after a flagged byte is </s>, and nothing else changes.
+  for (let t = 0; t < vocab; t++) {
+    tokenEmbd.data[t * embd + 1] = 0;
+    output.data[t * embd + 1] = 0;
+  }
+  for (const b of Buffer.from(eosAfter, "utf8")) tokenEmbd.data[(FIRST_BYTE_TOKEN + b) * embd + 1] = 8;
+  output.data[EOS * embd + 1] = 1;
 }
 
 /** The tensors llama.cpp's llama architecture expects, with its names and shapes. */
@@ -188,7 +206,7 @@ function llamaTensors(rand: () => number, layers: number, embd: number, vocab: n
 interface Shape { layers: number; embd: number; heads: number; ff: number }
 
 /** The keys llama.cpp reads for a llama model and its SentencePiece tokenizer. */
-function metadata(arch: string, name: string, shape: Shape, chatTemplate?: string): [string, MetaValue][] {
+function metadata(arch: string, name: string, shape: Shape, contextLength: number, chatTemplate?: string): [string, MetaValue][] {
   const { layers, embd, heads, ff } = shape;
   const { tokens, types } = vocabulary();
   const kv: [string, MetaValue][] = [
@@ -196,7 +214,7 @@ function metadata(arch: string, name: string, shape: Shape, chatTemplate?: strin
     ["general.name", { type: "str", value: name }],
     ["general.alignment", { type: "u32", value: ALIGNMENT }],
     ["general.file_type", { type: "u32", value: 0 }], // ALL_F32
-    [`${arch}.context_length`, { type: "u32", value: 512 }],
+    [`${arch}.context_length`, { type: "u32", value: contextLength }],
     [`${arch}.embedding_length`, { type: "u32", value: embd }],
     [`${arch}.block_count`, { type: "u32", value: layers }],
     [`${arch}.feed_forward_length`, { type: "u32", value: ff }],
@@ -253,11 +271,19 @@ export function writeTinyGguf(path: string, opts: TinyGgufOptions = {}): TinyGgu
   const tensors = llamaTensors(rand, layers, embd, vocab, ff);
   const tokenEmbd = tensors[0];
   const output = tensors[tensors.length - 1];
-  if (tokenEmbd && output) bakeLogitBias(embd, tokenEmbd, output, opts.favour ?? "");
+  if (tokenEmbd && output) bakeLogitBias(embd, tokenEmbd, output, opts.favour ?? "", opts.eosAfter ?? "");
   const shape = { layers, embd, heads, ff };
-  const kv = metadata(opts.architecture ?? "llama", opts.name ?? "dissent-tiny", shape, opts.chatTemplate);
+  const kv = metadata(opts.architecture ?? "llama", opts.name ?? "dissent-tiny", shape, opts.contextLength ?? 512, opts.chatTemplate);
   let file = assemble(kv, tensors);
   if (opts.truncateTo !== undefined) file = file.subarray(0, opts.truncateTo);
   writeFileSync(path, file);
   return { path, bytes: file.length, sha256: createHash("sha256").update(file).digest("hex") };
 }
+
+/**
+ * The options engine tests use: strings close quickly (`"` favoured) and free text ends at once
+ * (`</s>` after `"`), so an executor's reply is `"` and a grammar-constrained reply is short, valid
+ * JSON; an 8192-token training context fits the gate's prompts (the byte vocabulary spends one token
+ * a character).
+ */
+export const TINY_CHAT: TinyGgufOptions = { favour: '"', eosAfter: '"', contextLength: 8192 };

@@ -1,0 +1,127 @@
+import { createHash } from "node:crypto";
+import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/** What the sidecar remembers of one file: its hash, valid while its size and mtime stay the same. */
+interface Known {
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+}
+
+const CHUNK = 8 * 1024 * 1024;
+
+function hashSync(path: string): string {
+  const hash = createHash("sha256");
+  const fd = openSync(path, "r");
+  try {
+    const buf = Buffer.alloc(CHUNK);
+    for (;;) {
+      const n = readSync(fd, buf, 0, CHUNK, null);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest("hex");
+}
+
+async function hashAsync(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
+}
+
+/**
+ * The sha256 of model files, computed once: remembered in memory and in a sidecar file keyed by
+ * real path, size and mtime, so a multi-GB model is hashed on first use only (the reply cache is
+ * keyed by the model's content, not its path — CONTRACT §11).
+ */
+export class ModelHashes {
+  private readonly memo = new Map<string, Known>();
+  private loaded = false;
+
+  constructor(private readonly sidecar: string) {}
+
+  /** The file's hash when it is already known (memory or sidecar) and the file is unchanged; never hashes. */
+  known(path: string): string | undefined {
+    const { key, size, mtimeMs } = this.stat(path);
+    return this.lookup(key, size, mtimeMs);
+  }
+
+  /** The file's hash, computing it (synchronously) when unknown. */
+  sync(path: string): string {
+    const { key, size, mtimeMs } = this.stat(path);
+    const hit = this.lookup(key, size, mtimeMs);
+    if (hit) return hit;
+    const sha256 = hashSync(path);
+    this.remember(key, { size, mtimeMs, sha256 });
+    return sha256;
+  }
+
+  /** The file's hash, computing it as a stream (the event loop keeps turning) when unknown. */
+  async async(path: string): Promise<string> {
+    const { key, size, mtimeMs } = this.stat(path);
+    const hit = this.lookup(key, size, mtimeMs);
+    if (hit) return hit;
+    const sha256 = await hashAsync(path);
+    this.remember(key, { size, mtimeMs, sha256 });
+    return sha256;
+  }
+
+  private stat(path: string): { key: string; size: number; mtimeMs: number } {
+    const st = statSync(path);
+    return { key: realpathSync(path), size: st.size, mtimeMs: st.mtimeMs };
+  }
+
+  private lookup(key: string, size: number, mtimeMs: number): string | undefined {
+    if (!this.loaded) {
+      this.loaded = true;
+      for (const [k, v] of Object.entries(this.readSidecar())) if (!this.memo.has(k)) this.memo.set(k, v);
+    }
+    const k = this.memo.get(key);
+    return k && k.size === size && k.mtimeMs === mtimeMs ? k.sha256 : undefined;
+  }
+
+  private readSidecar(): Record<string, Known> {
+    let text: string;
+    try {
+      text = readFileSync(this.sidecar, "utf8");
+    } catch (e) {
+      // Missing or unreadable: hashes are recomputed, nothing is lost but time.
+      if (["ENOENT", "EACCES", "EPERM", "EISDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) return {};
+      throw e;
+    }
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return {};
+      const out: Record<string, Known> = {};
+      for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+        const e = v as Partial<Known>;
+        if (typeof e.size === "number" && typeof e.mtimeMs === "number" && typeof e.sha256 === "string" && /^[0-9a-f]{64}$/.test(e.sha256)) {
+          out[k] = { size: e.size, mtimeMs: e.mtimeMs, sha256: e.sha256 };
+        }
+      }
+      return out;
+    } catch (e) {
+      if (e instanceof SyntaxError) return {}; // a damaged sidecar is rebuilt
+      throw e;
+    }
+  }
+
+  private remember(key: string, known: Known): void {
+    this.memo.set(key, known);
+    // Merge with what other processes wrote meanwhile, then replace the file in one rename.
+    const all = { ...this.readSidecar(), [key]: known };
+    const tmp = `${this.sidecar}.${process.pid}.tmp`;
+    try {
+      mkdirSync(dirname(this.sidecar), { recursive: true });
+      writeFileSync(tmp, `${JSON.stringify(all, null, 1)}\n`);
+      renameSync(tmp, this.sidecar);
+    } catch (e) {
+      // A read-only models_dir: the hash is remembered for this process only, and recomputed next time.
+      if (!["EACCES", "EPERM", "EROFS", "ENOSPC"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+    }
+  }
+}

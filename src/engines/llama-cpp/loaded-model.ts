@@ -1,0 +1,158 @@
+import type { ChatHistoryItem, ChatWrapper, GbnfJsonSchema, LlamaContext, LlamaGrammar, LlamaModel } from "node-llama-cpp";
+import pLimit from "p-limit";
+import { canonicalJson } from "../../hash.js";
+import type { Binding } from "./binding.js";
+import { toGrammarSchema } from "./json-schema.js";
+import { loadFailure, settleLogs } from "./load-errors.js";
+
+/** How one model is loaded: its file and the context its requests share. */
+export interface ModelSettings {
+  path: string;
+  /** `providers.<name>`, named in error messages. */
+  where: string;
+  /** Tokens per sequence; default: what fits in memory, at most 8192 (and the model's training context). */
+  contextSize?: number;
+  /** Requests served at once: the context's sequences, batched into one decode. */
+  sequences: number;
+  threads?: number;
+}
+
+/** One request to a loaded model. */
+export interface GenerateRequest {
+  /** The chat, ending with the empty model turn to generate. */
+  history: ChatHistoryItem[];
+  /** A JSON reply: constrained by a grammar (the schema's, or any JSON object), with reasoning off. */
+  json?: { schema?: unknown };
+  maxTokens?: number;
+  temperature: number;
+  seed?: number;
+  signal?: AbortSignal;
+  /** Each piece of text as it is generated (streaming). */
+  onText?: (text: string) => void;
+}
+
+/** What a request produced. */
+export interface Generation {
+  text: string;
+  /** `length` when the reply was cut off at `maxTokens` (or the context's end). */
+  finish: "stop" | "length";
+  /** node-llama-cpp's own stop reason. */
+  stopReason: string;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** A model loaded once and shared by every role routed to it (CONTRACT §11). */
+export interface LoadedModel {
+  readonly path: string;
+  readonly contextSize: number;
+  readonly sequences: number;
+  readonly trainContextSize: number;
+  generate(request: GenerateRequest): Promise<Generation>;
+  dispose(): Promise<void>;
+}
+
+/** The largest context the engine picks on its own (a user's context_size may go beyond). */
+export const DEFAULT_MAX_CONTEXT = 8192;
+
+/** Chat-wrapper settings that turn reasoning off: a structured reply is the JSON, never thoughts first. */
+export const REASONING_OFF = {
+  qwen: { thoughts: "discourage" },
+  jinjaTemplate: { reasoning: false },
+  gemma4: { reasoning: false },
+  harmony: { reasoningEffort: "low" },
+  seed: { thinkingBudget: 0 },
+} as const;
+
+/** Loads a model file and its context; a failure is one line naming the file and what to do. */
+export async function loadModel(binding: Binding, s: ModelSettings): Promise<LoadedModel> {
+  const { nlc, llama, logs } = binding;
+  const site = { path: s.path, where: s.where, logs, mark: logs.mark(), ...(s.contextSize ? { contextSize: s.contextSize } : {}) };
+  let model: LlamaModel;
+  try {
+    model = await llama.loadModel({ modelPath: s.path });
+  } catch (e) {
+    await settleLogs();
+    throw loadFailure(e, site);
+  }
+  let context: LlamaContext;
+  try {
+    context = await model.createContext({
+      contextSize: s.contextSize ?? { max: DEFAULT_MAX_CONTEXT },
+      sequences: s.sequences,
+      ...(s.threads ? { threads: s.threads } : {}),
+    });
+  } catch (e) {
+    await settleLogs();
+    await model.dispose();
+    throw loadFailure(e, site);
+  }
+  const free: ChatWrapper = nlc.resolveChatWrapper(model, { warningLogs: false });
+  const structured: ChatWrapper = nlc.resolveChatWrapper(model, { warningLogs: false, customWrapperSettings: REASONING_OFF });
+  const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const grammarFor = (json: { schema?: unknown }): Promise<LlamaGrammar> => {
+    const key = json.schema === undefined ? "" : canonicalJson(json.schema);
+    let g = grammars.get(key);
+    if (!g) {
+      g = json.schema === undefined ? llama.getGrammarFor("json") : llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGrammarSchema(json.schema) as GbnfJsonSchema);
+      g.catch(() => grammars.delete(key));
+      grammars.set(key, g);
+    }
+    return g;
+  };
+  // One slot per sequence: a request waits here instead of failing with "No sequences left".
+  const slot = pLimit(s.sequences);
+  // Disposing stops whatever is still generating first (a caller that gave up, a test that timed out).
+  const stopping = new AbortController();
+  const contextSize = context.contextSize;
+
+  return {
+    path: s.path,
+    contextSize,
+    sequences: s.sequences,
+    trainContextSize: model.trainContextSize,
+    generate: (req) =>
+      slot(async () => {
+        const wrapper = req.json ? structured : free;
+        const grammar = req.json ? await grammarFor(req.json) : undefined;
+        const promptTokens = wrapper.generateContextState({ chatHistory: req.history }).contextText.tokenize(model.tokenizer).length;
+        // A prompt longer than the context would be cut from the front by a context shift: fail instead.
+        if (promptTokens >= contextSize) {
+          throw new Error(`the prompt is ${promptTokens} tokens, more than the model's context of ${contextSize}: raise ${s.where}.context_size`);
+        }
+        const room = contextSize - promptTokens;
+        const maxTokens = Math.min(req.maxTokens ?? room, room);
+        const sequence = context.getSequence();
+        const chat = new nlc.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
+        const before = sequence.tokenMeter.getState();
+        try {
+          const r = await chat.generateResponse(req.history, {
+            ...(grammar ? { grammar } : {}),
+            maxTokens,
+            temperature: req.temperature,
+            ...(req.seed !== undefined ? { seed: req.seed } : {}),
+            signal: req.signal ? AbortSignal.any([req.signal, stopping.signal]) : stopping.signal,
+            ...(req.onText ? { onTextChunk: req.onText } : {}),
+          });
+          const after = sequence.tokenMeter.getState();
+          const stopReason = r.metadata.stopReason;
+          return {
+            text: r.response,
+            finish: stopReason === "maxTokens" ? "length" : "stop",
+            stopReason,
+            inputTokens: after.usedInputTokens - before.usedInputTokens,
+            outputTokens: after.usedOutputTokens - before.usedOutputTokens,
+          };
+        } finally {
+          chat.dispose();
+          await sequence.dispose(); // the sequence's slot is free again only once this settles
+        }
+      }),
+    async dispose() {
+      stopping.abort(new Error("the model was unloaded"));
+      slot.clearQueue();
+      await context.dispose();
+      await model.dispose();
+    },
+  };
+}

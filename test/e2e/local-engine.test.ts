@@ -1,0 +1,131 @@
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dissent, scratch, type CliResult } from "../support/cli.js";
+import { errorLine, parseJsonOut } from "../support/e2e.js";
+import { TINY_CHAT, writeTinyGguf, type TinyGguf } from "../support/tiny-gguf.js";
+import { blockNodeLlamaCpp, flipByte, startFakeHuggingFace, type TestServer } from "../engines/support.js";
+
+// `dissent run --audit` on a model inside the process (CONTRACT §11), as a user runs it: a tiny GGUF
+// written by the test, one thread (more threads are far slower on a model this small).
+let s: ReturnType<typeof scratch>;
+let tiny: TinyGguf;
+let block: string;
+const home = () => join(s.dir, "home");
+const config = (model: string, extra = "") =>
+  [
+    "providers:",
+    `  tiny: { type: llama-cpp, model: ${JSON.stringify(model)}, threads: 1, gpu: false, context_size: 8192 }`,
+    "routes:",
+    '  executor: { primary: "tiny:drafter" }',
+    '  challenger: { primary: "tiny:judge" }',
+    "seed: 7",
+    extra,
+  ].join("\n");
+const run = (file: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
+  dissent([...args, "--config", file], { cwd: s.dir, env: { DISSENT_HOME: home(), ...env }, timeoutMs: 60_000 });
+
+beforeAll(() => {
+  s = scratch("dissent-local-");
+  tiny = writeTinyGguf(join(s.dir, "tiny.gguf"), TINY_CHAT);
+  block = blockNodeLlamaCpp(s.dir);
+  s.write("tiny.yaml", config("./tiny.gguf"));
+});
+afterAll(() => s.cleanup());
+
+describe("the audit gate on an in-process model", () => {
+  it("executor and challenger on the tiny model: a valid audit, the challenger ok, tokens counted", async () => {
+    const out = parseJsonOut(await run("tiny.yaml", ["run", "--audit", "--json", "What is 2+2?"]));
+    expect(out.audit_meta.challenger_status).toBe("ok");
+    expect(out.audit_meta.audit_used).toBe(true);
+    expect(["pass", "needs_work"]).toContain(out.audit_meta.audit_verdict);
+    expect(out.final_output).toBe('"');
+    const [exec, chal] = out.run.calls;
+    expect(exec).toMatchObject({ role: "executor", provider: "tiny", model: "drafter", cached: false });
+    expect(chal).toMatchObject({ role: "challenger", provider: "tiny", model: "judge", cached: false });
+    expect(chal?.input_tokens).toBeGreaterThan(100);
+    expect(chal?.output_tokens).toBeGreaterThan(5);
+  }, 60_000);
+
+  it("the same run again is answered from the cache without loading node-llama-cpp", async () => {
+    const r = await run("tiny.yaml", ["run", "--audit", "--json", "What is 2+2?"], { NODE_OPTIONS: block });
+    const out = parseJsonOut(r);
+    expect(out.run.calls.every((c) => c.cached)).toBe(true);
+    expect(r.stderr).toBe("");
+  });
+
+  it("the cache follows the file's hash: a copy elsewhere hits it, one changed byte misses", async () => {
+    mkdirSync(join(s.dir, "elsewhere"), { recursive: true });
+    copyFileSync(tiny.path, join(s.dir, "elsewhere", "copy.gguf"));
+    s.write("copy.yaml", config("./elsewhere/copy.gguf"));
+    const hit = parseJsonOut(await run("copy.yaml", ["run", "--audit", "--json", "What is 2+2?"], { NODE_OPTIONS: block }));
+    expect(hit.run.calls.every((c) => c.cached)).toBe(true);
+
+    flipByte(join(s.dir, "elsewhere", "copy.gguf"));
+    const miss = parseJsonOut(await run("copy.yaml", ["run", "--audit", "--json", "What is 2+2?"]));
+    expect(miss.run.calls.map((c) => c.cached)).toEqual([false, false]);
+  }, 60_000);
+
+  it("--version with a llama-cpp route configured never loads the engine", async () => {
+    const r = await dissent(["--version"], { cwd: s.dir, env: { DISSENT_CONFIG: "tiny.yaml", NODE_OPTIONS: block } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+});
+
+describe("a model that cannot be used ends the run in one line naming the file (exit 2)", () => {
+  const fails = async (model: string, extra = "", env: Record<string, string> = {}) => {
+    const name = `bad-${Math.random().toString(36).slice(2)}.yaml`;
+    s.write(name, config(model, extra));
+    const r = await run(name, ["run", "--audit", "hello"], env);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    return errorLine(r);
+  };
+
+  it("a missing file", async () => {
+    expect(await fails("./nope.gguf")).toBe(`dissent: error: model file not found: ${join(s.dir, "nope.gguf")} (providers.tiny.model): check the path, or name an hf: model to download`);
+  });
+
+  it("a corrupt (truncated) file, and one that is not a GGUF at all", async () => {
+    writeTinyGguf(join(s.dir, "cut.gguf"), { ...TINY_CHAT, truncateTo: 300_000 });
+    expect(await fails("./cut.gguf")).toMatch(/^dissent: error: model file .*cut\.gguf is corrupt or incomplete: delete it and download it again \(.+\)$/);
+    s.write("notes.gguf", "these are notes, not weights");
+    expect(await fails("./notes.gguf")).toMatch(/^dissent: error: model file .*notes\.gguf is not a GGUF file: point providers\.tiny\.model at a \.gguf model/);
+  });
+
+  it("offline (offline: true or DISSENT_OFFLINE=1): an hf: model not yet here names the file to place", async () => {
+    const dir = join(s.dir, "offline-models");
+    const want = `dissent: error: offline: hf:acme/absent-GGUF:Q4_K_M is not in ${dir}: place its .gguf file at ${join(dir, "hf_acme_absent.Q4_K_M.gguf")} (from https://huggingface.co/acme/absent-GGUF), or turn offline off to download it`;
+    expect(await fails("hf:acme/absent-GGUF:Q4_K_M", `models_dir: offline-models\noffline: true`)).toBe(want);
+    expect(await fails("hf:acme/absent-GGUF:Q4_K_M", "models_dir: offline-models", { DISSENT_OFFLINE: "1" })).toBe(want);
+  });
+});
+
+describe("an hf: model is downloaded once, with progress, and reused", () => {
+  let hf: TestServer;
+  beforeAll(async () => {
+    const bytes = readFileSync(tiny.path);
+    hf = await startFakeHuggingFace((user, repo) => (user === "acme" && repo === "tiny-GGUF" ? bytes : undefined));
+  });
+  afterAll(() => hf.close());
+
+  it("the first run downloads it into models_dir, saying so on stderr; the next run asks nothing", async () => {
+    s.write("hf.yaml", config("hf:acme/tiny-GGUF:Q4_K_M", "models_dir: hf-models"));
+    const env = { HF_ENDPOINT: `${hf.url}/` };
+    const first = await run("hf.yaml", ["run", "--audit", "--json", "first"], env);
+    const out = parseJsonOut(first);
+    expect(out.audit_meta.challenger_status).toBe("ok");
+    const dest = join(s.dir, "hf-models");
+    expect(first.stderr).toBe(
+      `dissent: downloading hf:acme/tiny-GGUF:Q4_K_M (470 KB) into ${dest}\ndissent: downloaded hf:acme/tiny-GGUF:Q4_K_M (470 KB) to ${join(dest, "hf_acme_tiny.Q4_K_M.gguf")}\n`,
+    );
+    expect(hf.hits.filter((h) => h.includes("/manifests/")).length).toBe(1);
+    const asked = hf.hits.length;
+
+    const second = await run("hf.yaml", ["run", "--audit", "--json", "second"], env);
+    expect(parseJsonOut(second).run.calls.some((c) => !c.cached)).toBe(true);
+    expect(second.stderr).toBe("");
+    expect(hf.hits.length).toBe(asked);
+  }, 60_000);
+});
