@@ -1,8 +1,73 @@
-import { UsageError } from "../errors.js";
-import type { Common } from "./common.js";
-import type { Io } from "./io.js";
+import { createDissent, type Dissent } from "../dissent.js";
+import { Interrupted, messageOf } from "../errors.js";
+import { runFactory } from "../factory/factory.js";
+import { lineWriter } from "../factory/lines.js";
+import { localQueue } from "../factory/local-queue.js";
+import { pgBossQueue } from "../factory/pg-queue.js";
+import type { WorkQueue } from "../factory/queue.js";
+import { factorySettings } from "../factory/settings.js";
+import type { ObservedCall } from "../models/types.js";
+import { requireKeys, requirePrices } from "../models/router.js";
+import { PIPELINE_ROLES } from "../pipeline/stages.js";
+import { isPostgresStore } from "../store/postgres.js";
+import { callLine, StatusLine, type Common } from "./common.js";
+import { fail, safe, type Io } from "./io.js";
 
-// Scaffolding: the command is registered in main.ts; its body is being written.
-export async function factoryCommand(_opts: Common, _io: Io): Promise<number> {
-  throw new UsageError("dissent factory is not available in this build");
+/**
+ * `dissent factory [--once] [--concurrency N] [--json]` (CONTRACT §7): the wiring, then the loop of
+ * src/factory. Exit: 0 (`--once`: every round planned), 1 (`--once`: a round failed; or an auth
+ * error, or a store it cannot use), 2 (configuration), 130/143 (SIGINT/SIGTERM, after the running
+ * rounds cleared their labels and saved their state).
+ */
+export async function factoryCommand(opts: Common & { once?: boolean; concurrency?: string }, io: Io): Promise<number> {
+  const status = new StatusLine(io);
+  const verbose = Boolean(opts.verbose);
+  // Aborts every round's model calls: on SIGINT/SIGTERM, and when the factory stops of its own accord.
+  const stopping = new AbortController();
+  const signal = AbortSignal.any([io.signal, stopping.signal]);
+  const warn = (m: string) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  let d: Dissent | undefined;
+  let queue: WorkQueue | undefined;
+  try {
+    d = createDissent({
+      ...(opts.config ? { config: opts.config } : {}),
+      env: io.env,
+      cwd: io.cwd,
+      signal,
+      onWarning: warn,
+      ...(verbose ? { onCall: (c: ObservedCall) => status.print(callLine(c)) } : {}),
+    });
+    io.redact = d.redact; // every write to stdout and stderr is redacted from here on (CONTRACT §6)
+    const settings = factorySettings(d.config, opts, io.env);
+    // A missing key or price is a configuration error now, not at the first issue.
+    requireKeys(d.config, io.env, PIPELINE_ROLES);
+    await requirePrices(d.config, PIPELINE_ROLES);
+    const store = await d.store();
+    const tracker = await d.tracker();
+    queue = isPostgresStore(store)
+      ? await pgBossQueue({ store, concurrency: settings.concurrency, silenceMs: settings.leaseTtlMs, heartbeatMs: settings.leaseRenewMs, onError: (e) => warn(`the queue: ${messageOf(e)}`) })
+      : localQueue(store);
+    const result = await runFactory({
+      planner: d,
+      store,
+      tracker,
+      queue,
+      settings,
+      line: lineWriter((t) => io.stdout(t), Boolean(opts.json)),
+      warn,
+      signal: io.signal,
+      interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
+    });
+    if (result.abandoned) warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);
+    if (result.fatal !== undefined) return fail(result.fatal, io, verbose);
+    if (io.signal.aborted) return fail(io.signal.reason, io, false);
+    if (!settings.once) return 0;
+    return result.failed || result.gaveUp ? 1 : 0;
+  } catch (e) {
+    return fail(e, io, verbose);
+  } finally {
+    status.clear();
+    await queue?.close().catch(() => undefined); // the store's close below reports nothing either: the run's outcome is decided
+    await d?.close().catch(() => undefined);
+  }
 }

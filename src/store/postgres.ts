@@ -5,14 +5,23 @@ import { StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import { redactDeep } from "../redact.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
+import type { StoreSnapshot } from "./snapshot.js";
 import { emptyState, FOLDED, reduce } from "./state.js";
 
 /** The schema dissent's tables live in (pg-boss keeps its own). */
 export const PG_SCHEMA = "dissent";
 /** The channel every committed event is announced on (CONTRACT §8: the dashboard follows it). */
 export const PG_CHANNEL = "dissent_events";
+/** The advisory lock every appending transaction holds until it commits: `seq` order is commit order. */
+const APPEND_LOCK = 7412;
+/** The advisory lock migrations run under. */
+const MIGRATE_LOCK = 7411;
 
-/** Versioned schema, as for SQLite: entry N brings the database from version N to N+1. Append only. */
+/**
+ * Versioned schema, as for SQLite: entry N brings the database from version N to N+1. Append only.
+ * Event bodies, states and labels are JSON, not JSONB: JSON keeps the text as written, so an event
+ * reads back with its keys in the order of CONTRACT §4 (`type`, `at`, `issue_id`, …), as from SQLite.
+ */
 const PG_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE ${PG_SCHEMA}.cache (
@@ -28,15 +37,15 @@ const PG_MIGRATIONS: readonly string[] = [
     type     TEXT NOT NULL,
     at       TEXT NOT NULL,
     issue_id TEXT,
-    body     JSONB NOT NULL
+    body     JSON NOT NULL
   );
   CREATE INDEX events_issue ON ${PG_SCHEMA}.events(issue_id, seq);
   CREATE INDEX events_type ON ${PG_SCHEMA}.events(type, seq);
-  CREATE TABLE ${PG_SCHEMA}.adversarial_state (issue_id TEXT PRIMARY KEY, state JSONB NOT NULL);
+  CREATE TABLE ${PG_SCHEMA}.adversarial_state (issue_id TEXT PRIMARY KEY, state JSON NOT NULL);
   CREATE SEQUENCE ${PG_SCHEMA}.issue_number;
   CREATE TABLE ${PG_SCHEMA}.issues (
     id TEXT PRIMARY KEY, number BIGINT UNIQUE NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
-    labels JSONB NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
+    labels JSON NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL
   );
   CREATE TABLE ${PG_SCHEMA}.plans (
     issue_id TEXT PRIMARY KEY, cycle INTEGER NOT NULL, status TEXT NOT NULL, route TEXT, route_reason TEXT,
@@ -60,21 +69,42 @@ export interface PostgresOptions {
   max?: number;
 }
 
+/** Runs one statement on a connection (a pooled client inside a transaction, or the pool). */
+export type Query = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+
+/** The PostgreSQL store, with what the factory's queue and `dissent migrate` need beyond the port. */
+export interface PostgresStore extends Store {
+  readonly kind: "postgres";
+  /** The connection URL (a secret: never shown; `location` is the printable form). */
+  readonly url: string;
+  /** The store's operations inside a transaction someone else opened on `query`'s connection (pg-boss's job, say). */
+  txOn(query: Query): StoreTx;
+  /** What the store holds besides the reply cache, by table (a non-empty target refuses `dissent migrate`). */
+  contents(): Promise<Record<string, number>>;
+  /** Copies an embedded store's rows in one transaction, keeping ids and the events' `seq`; the cache merges. */
+  importSnapshot(snapshot: StoreSnapshot): Promise<Record<string, number>>;
+}
+
+/** Is this store the PostgreSQL adapter? */
+export function isPostgresStore(store: Store): store is PostgresStore {
+  return store.kind === "postgres" && "txOn" in store;
+}
+
 /** Where a database URL points, for messages: host:port/database, never the password. */
 export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
-  } catch {
-    return "the database in DISSENT_DATABASE_URL";
-  }
+  if (!URL.canParse(url)) return "the database in the configured URL";
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
 }
 
 function storeError(e: unknown, where: string): StoreError {
   const code = String((e as { code?: unknown }).code ?? "");
-  const message = (e as Error).message ?? String(e);
+  const message = e instanceof Error ? e.message : String(e);
   if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET"].includes(code)) {
     return new StoreError(`cannot reach PostgreSQL at ${where} (${code}): check that it is running and DISSENT_DATABASE_URL (or store.url_env) points at it`);
+  }
+  if (/timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message)) {
+    return new StoreError(`cannot reach PostgreSQL at ${where} (no answer within 10 s): check that it is running and the URL's host and port`);
   }
   if (code === "28P01" || code === "28000") return new StoreError(`PostgreSQL at ${where} refused the credentials in the database URL (${code})`);
   if (code === "3D000") return new StoreError(`PostgreSQL at ${where} has no such database (${code}): create it (createdb) or fix the URL`);
@@ -82,20 +112,22 @@ function storeError(e: unknown, where: string): StoreError {
   return new StoreError(`the store at ${where} failed: ${message.split("\n")[0]}`);
 }
 
-const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !(e as { name?: unknown }).name?.toString().startsWith("Dissent");
-
-type Query = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+/** An error from pg or the network (not one of ours, not a bug of ours). */
+const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !StoreError.isInstance(e);
+/** pg's connection errors carry no code. */
+const isConnectError = (e: unknown) => e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
-export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<Store> {
+export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
   const where = describeUrl(url);
   let pg: typeof import("pg");
   try {
     pg = (await import("pg")).default as unknown as typeof import("pg");
   } catch (e) {
-    throw new StoreError(`store postgres needs the pg package (${(e as Error).message.split("\n")[0]}): run npm install pg`);
+    throw new StoreError(`store postgres needs the pg package (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`);
   }
-  const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000 });
+  // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
+  const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
   try {
     const client = await pool.connect();
@@ -114,7 +146,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
 
 /** Migrates under an advisory lock: two processes racing on a new database never both migrate. */
 async function migrate(client: PoolClient): Promise<void> {
-  await client.query("SELECT pg_advisory_lock(7411)");
+  await client.query("SELECT pg_advisory_lock($1)", [MIGRATE_LOCK]);
   try {
     await client.query(`CREATE SCHEMA IF NOT EXISTS ${PG_SCHEMA}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${PG_SCHEMA}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -133,24 +165,26 @@ async function migrate(client: PoolClient): Promise<void> {
       }
     }
   } finally {
-    await client.query("SELECT pg_advisory_unlock(7411)");
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATE_LOCK]);
   }
 }
 
 const S = PG_SCHEMA;
+/** Tables `dissent migrate` copies (the cache merges; leases are not state worth copying). */
+const CONTENT_TABLES = ["events", "issues", "plans", "artifacts", "adversarial_state", "wiki"] as const;
 
-function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOptions): Store {
+function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOptions): PostgresStore {
   const clock = opts.clock ?? (() => new Date());
   const redact = opts.redact ?? ((t: string) => t);
   const guard = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
     } catch (e) {
-      if (StoreError.isInstance(e) || !isDbError(e)) throw e;
+      if (StoreError.isInstance(e) || !(isDbError(e) || isConnectError(e))) throw e;
       throw storeError(e, where);
     }
   };
-  const poolQuery: Query = (text, values) => pool.query(text, values as unknown[]) as ReturnType<Query>;
+  const poolQuery: Query = (text, values) => pool.query(text, values) as ReturnType<Query>;
 
   const toPlan = (r: Record<string, unknown>): PlanRow => ({
     issue_id: String(r.issue_id),
@@ -165,7 +199,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
   });
   const PLAN_COLS = "issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at";
 
-  /** The transaction-scoped operations over one client (or the pool, outside a transaction). */
+  /** The transaction-scoped operations over one connection. */
   const ops = (q: Query): StoreTx => {
     const state = async (issueId: string): Promise<AdversarialState> => {
       const r = await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId]);
@@ -173,12 +207,14 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     };
     return {
       async append(events: readonly NewEvent[]) {
+        if (!events.length) return [];
+        // One appender at a time until commit: `seq` order is commit order, so a follower reading
+        // `seq > last` never skips an event committed late (CONTRACT §8), and the fold is serial.
+        await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
         const out: StoredEvent[] = [];
         for (const input of events) {
           const { type, ...rest } = input;
           const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
-          // Per-issue order of fold updates: one writer at a time for an issue's snapshot.
-          if (event.issue_id !== null) await q("SELECT pg_advisory_xact_lock(hashtext($1))", [`dissent:${event.issue_id}`]);
           const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [event.type, event.at, event.issue_id, JSON.stringify(event)]);
           const seq = Number(r.rows[0]?.seq);
           if (event.issue_id !== null && FOLDED.has(event.type)) {
@@ -188,9 +224,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
           if (event.type === "ModelCall" && !event.cached && event.issue_id !== null) {
             await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
           }
-          await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(seq)]);
           out.push({ ...event, seq });
         }
+        // Delivered at commit, and only then: a rolled-back append announces nothing.
+        await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(out[out.length - 1]?.seq ?? 0)]);
         return out;
       },
       async plan(issueId) {
@@ -216,18 +253,18 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     };
   };
 
-  /** Runs `fn` in a transaction on its own client. */
+  /** Runs `fn` in a transaction on a client of its own. */
   const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
     guard(async () => {
       const client = await pool.connect();
-      const q: Query = (text, values) => client.query(text, values as unknown[]) as ReturnType<Query>;
+      const q: Query = (text, values) => client.query(text, values) as ReturnType<Query>;
       try {
         await client.query("BEGIN");
         const result = await fn(q);
         await client.query("COMMIT");
         return result;
       } catch (e) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        await client.query("ROLLBACK").catch(() => undefined); // the connection may be gone: the error that matters is `e`
         throw e;
       } finally {
         client.release();
@@ -245,10 +282,30 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
   });
   const followers = new Set<() => void>();
 
-  const store: Store = {
+  const store: PostgresStore = {
     kind: "postgres",
     location: where,
-    append: (events) => transaction((q) => ops(q).append(events)),
+    url,
+    txOn: (q) => ops(q),
+    append: (events) => {
+      const [only] = events;
+      // One event the fold does not read (a ModelCall, a label change: most of the log) commits in one
+      // statement, one round trip: the lock, then the row, then the cycle's counter and the notice.
+      if (events.length !== 1 || !only || (only.issue_id !== null && FOLDED.has(only.type))) return transaction((q) => ops(q).append(events));
+      return guard(async () => {
+        const { type, ...rest } = only;
+        const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
+        const counts = event.type === "ModelCall" && !event.cached && event.issue_id !== null;
+        const r = await poolQuery(
+          `WITH locked AS (SELECT pg_advisory_xact_lock($1)),
+                ins AS (INSERT INTO ${S}.events (type, at, issue_id, body) SELECT $2, $3, $4, $5 FROM locked RETURNING seq),
+                counted AS (UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $6 WHERE $7 AND issue_id = $4 AND EXISTS (SELECT 1 FROM ins))
+           SELECT seq, pg_notify($8, seq::text) FROM ins`,
+          [APPEND_LOCK, event.type, event.at, event.issue_id, JSON.stringify(event), event.type === "ModelCall" ? (event.cost_usd ?? 0) : 0, counts, PG_CHANNEL],
+        );
+        return [{ ...event, seq: Number(r.rows[0]?.seq) }];
+      });
+    },
     plan: (id) => guard(() => direct.plan(id)),
     savePlan: (row) => guard(() => direct.savePlan(row)),
     putArtifact: (id, cycle, name, content) => guard(() => direct.putArtifact(id, cycle, name, content)),
@@ -276,12 +333,12 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     },
     events: (query = {}) =>
       guard(async () => {
-        const where: string[] = [];
+        const conditions: string[] = [];
         const args: unknown[] = [];
-        if (query.issueId !== undefined) where.push(`issue_id = $${args.push(query.issueId)}`);
-        if (query.after !== undefined) where.push(`seq > $${args.push(query.after)}`);
-        if (query.types?.length) where.push(`type = ANY($${args.push([...query.types])})`);
-        const sql = `SELECT seq, body FROM ${S}.events${where.length ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY seq${query.limit ? ` LIMIT ${Math.max(1, Math.floor(query.limit))}` : ""}`;
+        if (query.issueId !== undefined) conditions.push(`issue_id = $${args.push(query.issueId)}`);
+        if (query.after !== undefined) conditions.push(`seq > $${args.push(query.after)}`);
+        if (query.types?.length) conditions.push(`type = ANY($${args.push([...query.types])})`);
+        const sql = `SELECT seq, body FROM ${S}.events${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY seq${query.limit ? ` LIMIT ${Math.max(1, Math.floor(query.limit))}` : ""}`;
         return (await poolQuery(sql, args)).rows.map((r) => ({ ...(r.body as DissentEvent), seq: Number(r.seq) }));
       }),
     lastSeq: () => guard(async () => Number((await poolQuery(`SELECT COALESCE(MAX(seq), 0) AS n FROM ${S}.events`)).rows[0]?.n ?? 0)),
@@ -290,7 +347,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         const r = await poolQuery(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [id]);
         return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
       }),
-    plans: () => guard(async () => (await poolQuery(`SELECT ${PLAN_COLS} FROM ${S}.plans`)).rows.map(toPlan)),
+    plans: () => guard(async () => (await poolQuery(`SELECT ${PLAN_COLS} FROM ${S}.plans ORDER BY issue_id`)).rows.map(toPlan)),
     artifact: (id, cycle, name) =>
       guard(async () => {
         const r = await poolQuery(`SELECT content FROM ${S}.artifacts WHERE issue_id = $1 AND cycle = $2 AND name = $3`, [id, cycle, name]);
@@ -298,8 +355,9 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
       }),
     commitStage: (c: StageCommit) =>
       transaction(async (q) => {
-        await q("SELECT pg_advisory_xact_lock(hashtext($1))", [`dissent:${c.issueId}`]);
-        // Exactly one AdversarialStageCompleted per finished stage (CONTRACT §7), across every worker.
+        // The append lock first, then the check: two workers committing the same stage serialise here,
+        // and the second finds the first's AdversarialStageCompleted (exactly one per finished stage, CONTRACT §7).
+        await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
         const done = await q(`SELECT 1 FROM ${S}.events WHERE issue_id = $1 AND type = 'AdversarialStageCompleted' AND body->>'stage' = $2 AND (body->>'cycle')::int = $3 LIMIT 1`, [
           c.issueId,
           c.stage,
@@ -328,8 +386,12 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
               holder: { id: row.holder_id, host: row.host, pid: Number(row.pid), since: new Date(Number(row.acquired_at)).toISOString(), renewed: new Date(Number(row.renewed_at)).toISOString() },
             };
           }
+          if (row?.holder_id === holder.id) {
+            await q(`UPDATE ${S}.leases SET renewed_at = $2 WHERE issue_id = $1`, [issueId, now]);
+            return { ok: true, tookOver: false };
+          }
           await q(`UPDATE ${S}.leases SET holder_id = $2, host = $3, pid = $4, acquired_at = $5, renewed_at = $5 WHERE issue_id = $1`, [issueId, holder.id, holder.host, holder.pid, now]);
-          return { ok: true, tookOver: row !== undefined && row.holder_id !== "" && row.holder_id !== holder.id };
+          return { ok: true, tookOver: row !== undefined && row.holder_id !== "" };
         }),
       renew: (issueId, holderId) =>
         guard(async () => {
@@ -350,7 +412,9 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
              SELECT n::text, n, $1, $2, $3, $4, $4 FROM nextval('${S}.issue_number') AS n RETURNING id, title, body, labels, created_at, updated_at`,
             [redact(title), redact(body), JSON.stringify([...new Set(labels)]), now],
           );
-          return toIssue(r.rows[0] as Record<string, unknown>);
+          const row = r.rows[0];
+          if (!row) throw new StoreError(`the store at ${where} created no issue row`);
+          return toIssue(row);
         }),
       get: (id) =>
         guard(async () => {
@@ -364,8 +428,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         }),
     },
     wiki: {
-      where: "database",
-      list: () => guard(async () => (await poolQuery(`SELECT id, text FROM ${S}.wiki ORDER BY id`)).rows.map((r) => ({ id: String(r.id), text: String(r.text) }))),
+      where: "the database",
+      // Ordered as the embedded store lists its files (`<id>.md`, byte order), so both list alike.
+      list: () =>
+        guard(async () => (await poolQuery(`SELECT id, text FROM ${S}.wiki ORDER BY (id || '.md') COLLATE "C"`)).rows.map((r) => ({ id: String(r.id), text: String(r.text) }))),
       get: (id) =>
         guard(async () => {
           const r = await poolQuery(`SELECT id, text FROM ${S}.wiki WHERE id = $1`, [id]);
@@ -381,7 +447,6 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
       let stopped = false;
       let client: import("pg").Client | undefined;
       let draining = Promise.resolve();
-      let poll: NodeJS.Timeout | undefined;
       const drain = () => {
         draining = draining.then(async () => {
           if (stopped) return;
@@ -389,6 +454,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
             for (;;) {
               const batch = await store.events({ after: last, limit: 500 });
               for (const e of batch) {
+                if (stopped) return;
                 last = e.seq;
                 onEvent(e);
               }
@@ -401,32 +467,79 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
       };
       void (async () => {
         try {
-          const { Client } = ((await import("pg")).default ?? (await import("pg"))) as typeof import("pg");
-          client = new Client({ connectionString: url });
-          client.on("error", (e) => onError?.(e));
-          await client.connect();
-          client.on("notification", () => drain());
-          await client.query(`LISTEN ${PG_CHANNEL}`);
-          if (stopped) await client.end();
+          const pg = (await import("pg")).default as unknown as typeof import("pg");
+          const listener = new pg.Client({ connectionString: url, keepAlive: true, application_name: "dissent-follow" });
+          client = listener;
+          listener.on("error", (e) => onError?.(e));
+          listener.on("notification", () => drain());
+          await listener.connect();
+          await listener.query(`LISTEN ${PG_CHANNEL}`);
+          if (stopped) await listener.end();
         } catch (e) {
-          onError?.(e);
+          if (!stopped) onError?.(e);
         }
         drain();
       })();
-      // A notification can be missed while reconnecting: a slow poll catches up.
-      poll = setInterval(drain, 2000);
+      // A notification can be missed while the listener reconnects: a slow poll catches up.
+      const poll = setInterval(drain, 2000);
+      poll.unref();
       const stop = () => {
         stopped = true;
-        if (poll) clearInterval(poll);
-        void client?.end().catch(() => undefined);
+        clearInterval(poll);
+        void client?.end().catch(() => undefined); // ending a listener that already failed has nothing to report
         followers.delete(stop);
       };
       followers.add(stop);
       return stop;
     },
+    contents: () =>
+      guard(async () => {
+        const out: Record<string, number> = {};
+        for (const t of CONTENT_TABLES) out[t] = Number((await poolQuery(`SELECT COUNT(*) AS n FROM ${S}.${t}`)).rows[0]?.n ?? 0);
+        return out;
+      }),
+    importSnapshot: (snap) =>
+      transaction(async (q) => {
+        await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
+        const counts: Record<string, number> = { cache: 0, events: 0, issues: 0, plans: 0, artifacts: 0, adversarial_state: 0, wiki: 0 };
+        for (const c of snap.cache) {
+          // Replies are content-addressed: one already there is the same reply.
+          const r = await q(`INSERT INTO ${S}.cache (key, provider, model, reply, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING`, [c.key, c.provider, c.model, c.reply, c.created_at]);
+          counts.cache = (counts.cache ?? 0) + (r.rowCount ?? 0);
+        }
+        for (const e of snap.events) await q(`INSERT INTO ${S}.events (seq, type, at, issue_id, body) VALUES ($1, $2, $3, $4, $5)`, [e.seq, e.type, e.at, e.issue_id, e.body]);
+        counts.events = snap.events.length;
+        await q(`SELECT setval(pg_get_serial_sequence('${S}.events', 'seq'), GREATEST((SELECT COALESCE(MAX(seq), 0) FROM ${S}.events), 1), (SELECT COUNT(*) > 0 FROM ${S}.events))`);
+        for (const s of snap.states) await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2)`, [s.issue_id, s.state]);
+        counts.adversarial_state = snap.states.length;
+        for (const i of snap.issues) {
+          await q(`INSERT INTO ${S}.issues (id, number, title, body, labels, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [i.id, i.number, i.title, i.body, i.labels, i.created_at, i.updated_at]);
+        }
+        counts.issues = snap.issues.length;
+        await q(`SELECT setval('${S}.issue_number', GREATEST((SELECT COALESCE(MAX(number), 0) FROM ${S}.issues), 1), (SELECT COUNT(*) > 0 FROM ${S}.issues))`);
+        for (const p of snap.plans) {
+          await q(`INSERT INTO ${S}.plans (${PLAN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+            p.issue_id,
+            p.cycle,
+            p.status,
+            p.route,
+            p.route_reason,
+            p.calls,
+            p.cost_usd,
+            p.concern_seq,
+            p.updated_at ?? clock().toISOString(),
+          ]);
+        }
+        counts.plans = snap.plans.length;
+        for (const a of snap.artifacts) await q(`INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4)`, [a.issue_id, a.cycle, a.name, a.content]);
+        counts.artifacts = snap.artifacts.length;
+        for (const w of snap.wiki) await q(`INSERT INTO ${S}.wiki (id, text, updated_at) VALUES ($1, $2, now())`, [w.id, w.text]);
+        counts.wiki = snap.wiki.length;
+        return counts;
+      }),
     async close() {
       for (const stop of [...followers]) stop();
-      await pool.end().catch(() => undefined);
+      await pool.end().catch(() => undefined); // closing twice, or after the server went away, leaves nothing to do
     },
   };
   return store;

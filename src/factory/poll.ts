@@ -1,0 +1,62 @@
+import type { Store } from "../store/port.js";
+import type { Tracker } from "../trackers/port.js";
+import type { FactoryLine } from "./lines.js";
+import type { WorkQueue } from "./queue.js";
+import { attemptsOf, cycleToPlan, readiness, roundKey, type Round } from "./rounds.js";
+import { failuresOf } from "./run-job.js";
+import type { FactorySettings } from "./settings.js";
+
+/** What one poll found. */
+export interface PollResult {
+  /** Rounds due now (queued by this poll, or already queued or running). */
+  due: Round[];
+  /** Rounds this poll queued. */
+  queued: Round[];
+  /** Rounds not retried any more: their attempts are used up. */
+  gaveUp: Round[];
+}
+
+export interface PollDeps {
+  store: Store;
+  tracker: Tracker;
+  queue: WorkQueue;
+  settings: Pick<FactorySettings, "maxAttempts">;
+  line: (l: FactoryLine) => void;
+  /** Rounds already reported as given up (each is reported once per process). */
+  reported: Set<string>;
+  now?: () => number;
+}
+
+/**
+ * One poll of the tracker (CONTRACT §7): every open issue with something to plan (labelled
+ * `dissent-find`, or a cycle left unfinished) whose backoff has passed is queued, at most once.
+ */
+export async function poll(deps: PollDeps): Promise<PollResult> {
+  const now = deps.now ?? Date.now;
+  const [issues, plans, failures] = await Promise.all([deps.tracker.list(), deps.store.plans(), failuresOf(deps.store)]);
+  const rows = new Map(plans.map((p) => [p.issue_id, p]));
+  const due: Round[] = [];
+  const gaveUp: Round[] = [];
+  for (const issue of issues) {
+    const cycle = cycleToPlan(issue.labels, rows.get(issue.id));
+    if (cycle === undefined) continue;
+    const round = { issueId: issue.id, cycle };
+    const ready = readiness(
+      attemptsOf(
+        failures.filter((f) => f.issue_id === issue.id),
+        cycle,
+      ),
+      deps.settings.maxAttempts,
+      now(),
+    );
+    if (ready.ready) due.push(round);
+    else if (ready.why === "gave_up") {
+      gaveUp.push(round);
+      if (!deps.reported.has(roundKey(round))) {
+        deps.reported.add(roundKey(round));
+        deps.line({ event: "gave_up", issue: issue.id, cycle, attempts: ready.failed, error: ready.lastError });
+      }
+    }
+  }
+  return { due, queued: await deps.queue.enqueue(due), gaveUp };
+}

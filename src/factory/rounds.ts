@@ -1,0 +1,53 @@
+import type { EventOf } from "../contracts/events.js";
+import type { PlanRow } from "../store/port.js";
+
+/** An issue's planning round as the factory queues it: one job per issue and cycle (CONTRACT §7). */
+export interface Round {
+  issueId: string;
+  /** The planning cycle this round runs: the one under way, or the next. */
+  cycle: number;
+}
+
+/** The singleton key of a round's job: each poll enqueues an issue (and cycle) at most once. */
+export const roundKey = (r: Round) => `${r.issueId}#${r.cycle}`;
+
+/**
+ * The cycle the factory would plan for an issue now, or undefined when it has nothing to plan:
+ * an issue labelled `dissent-find` is planned (its cycle resumed if one is under way, else the
+ * next); one still labelled `dissent-plan` whose cycle is under way (interrupted, or its worker
+ * died) is resumed; one whose cycle ended without a plan (`budget`) is tried again in a new cycle.
+ * Anything else (planned, waiting for a re-plan by hand, merged) is left alone.
+ */
+export function cycleToPlan(labels: readonly string[], row: PlanRow | undefined): number | undefined {
+  const status = row?.status ?? "new";
+  const find = labels.includes("dissent-find");
+  const unfinished = labels.includes("dissent-plan") && (status === "planning" || status === "budget");
+  if (!find && !unfinished) return undefined;
+  if (labels.includes("dissent-fixed")) return undefined;
+  if (!row) return 1;
+  return status === "planning" ? row.cycle : row.cycle + 1;
+}
+
+/** What the factory knows of a round's earlier attempts: the IssuePlanFailed events of that cycle. */
+export interface Attempts {
+  failed: number;
+  /** When the last failure asked to be tried again (null: it was the last allowed). */
+  retryAt: string | null;
+  lastError: string | null;
+}
+
+/** Counts a round's failed attempts from the issue's IssuePlanFailed events (the store's, so every worker agrees). */
+export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycle: number): Attempts {
+  const mine = failures.filter((f) => f.cycle === cycle);
+  const last = mine.at(-1);
+  return { failed: mine.length, retryAt: last?.retry_at ?? null, lastError: last?.error ?? null };
+}
+
+/** Whether a round may be attempted now. */
+export type Readiness = { ready: true; attempt: number } | { ready: false; why: "backoff"; retryAt: string } | { ready: false; why: "gave_up"; failed: number; lastError: string | null };
+
+export function readiness(a: Attempts, maxAttempts: number, now: number): Readiness {
+  if (a.failed >= maxAttempts) return { ready: false, why: "gave_up", failed: a.failed, lastError: a.lastError };
+  if (a.failed > 0 && a.retryAt !== null && Date.parse(a.retryAt) > now) return { ready: false, why: "backoff", retryAt: a.retryAt };
+  return { ready: true, attempt: a.failed + 1 };
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import type { EventOf } from "../contracts/events.js";
+import type { Dissent } from "../dissent.js";
+import { LeaseHeld, messageOf, ProviderError } from "../errors.js";
+import { roundUsd } from "../models/pricing.js";
+import { holdLease, type HeldLease } from "../pipeline/lease.js";
+import type { LeaseHolder, Store } from "../store/port.js";
+import type { Tracker } from "../trackers/port.js";
+import { retryDelayMs } from "./backoff.js";
+import { stageLine, type FactoryLine } from "./lines.js";
+import type { Job } from "./queue.js";
+import { attemptsOf, cycleToPlan, readiness } from "./rounds.js";
+import { FOLLOW_UP_MARGIN_MS, type FactorySettings } from "./settings.js";
+import { verdictOf } from "./verdict.js";
+
+/** What the factory needs of the library's wiring: `issue plan` and `issue merged`, as the CLI runs them. */
+export type Planner = Pick<Dissent, "planIssue" | "merge">;
+
+/** What running one round needs. */
+export interface RunJobDeps {
+  planner: Planner;
+  store: Store;
+  tracker: Tracker;
+  settings: FactorySettings;
+  line: (l: FactoryLine) => void;
+  now?: () => number;
+}
+
+/** How a round ended, for the factory's tally and its exit code. */
+export type JobOutcome =
+  | { kind: "planned"; status: "ready" | "needs_replan" | "hitl" }
+  | { kind: "failed"; gaveUp: boolean }
+  /** Another worker holds the issue, or the round was out of date: nothing to do now. */
+  | { kind: "skipped" }
+  | { kind: "interrupted" }
+  | { kind: "fatal"; error: unknown };
+
+/** An issue's IssuePlanFailed events, oldest first. */
+export async function failuresOf(store: Store, issueId?: string): Promise<EventOf<"IssuePlanFailed">[]> {
+  const events = await store.events({ ...(issueId !== undefined ? { issueId } : {}), types: ["IssuePlanFailed"] });
+  return events.filter((e): e is EventOf<"IssuePlanFailed"> & { seq: number } => e.type === "IssuePlanFailed");
+}
+
+/** This worker as a lease holder: a new id per round, so two rounds of one process never share a lease. */
+export function workerHolder(settings: Pick<FactorySettings, "host">): LeaseHolder {
+  return { id: randomUUID(), host: settings.host, pid: process.pid };
+}
+
+/**
+ * Runs one round: takes the issue's lease (CONTRACT §4: one planner at a time), checks under it
+ * that the round is still due (a poll can be out of date), plans the issue as `issue plan` would,
+ * and ends the job with its outcome: a failure is an IssuePlanFailed event committed with the job,
+ * retried on a later poll with backoff; a lease another worker holds queues the round again for
+ * when that lease has expired.
+ */
+export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
+  const { store, tracker, settings, line } = deps;
+  const now = deps.now ?? Date.now;
+  const holder = workerHolder(settings);
+  const leaseOpts = { ttlMs: settings.leaseTtlMs, renewMs: settings.leaseRenewMs };
+  const round = { issue: job.issueId, cycle: job.cycle };
+  let started = false;
+  let attempt = 1;
+
+  const settle = async (e: unknown): Promise<JobOutcome> => {
+    try {
+      switch (verdictOf(e)) {
+        case "interrupted":
+          await job.abandon();
+          if (started) line({ event: "interrupted", ...round });
+          return { kind: "interrupted" };
+        case "fatal":
+          await job.abandon();
+          return { kind: "fatal", error: e };
+        case "lease_held": {
+          // Not a failure: whoever holds it is planning it. If that worker died, its lease expires by then.
+          const again = new Date(now() + settings.leaseTtlMs + FOLLOW_UP_MARGIN_MS);
+          await job.finish(undefined, again);
+          const h = LeaseHeld.isInstance(e) ? e.holder : undefined;
+          line({ event: "skipped", ...round, reason: h ? `being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since})` : messageOf(e), retry_at: again.toISOString() });
+          return { kind: "skipped" };
+        }
+        case "failed": {
+          const error = messageOf(e).split("\n")[0] ?? "";
+          const last = attempt >= settings.maxAttempts;
+          const retryAt = last ? null : new Date(now() + retryDelayMs(attempt, settings.pollIntervalMs, ProviderError.isInstance(e) ? e.retryAfterMs : undefined)).toISOString();
+          await job.finish((tx) => tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: retryAt }]));
+          line({ event: "failed", ...round, attempt, max_attempts: settings.maxAttempts, error, retry_at: retryAt });
+          return { kind: "failed", gaveUp: last };
+        }
+      }
+    } catch (again) {
+      // The job could not even be ended (the store went away): that stops the factory.
+      await job.abandon().catch(() => undefined); // already reporting `again`
+      return { kind: "fatal", error: again };
+    }
+  };
+
+  let lease: HeldLease;
+  try {
+    lease = await holdLease(store, job.issueId, holder, leaseOpts);
+  } catch (e) {
+    return settle(e);
+  }
+  try {
+    // Under the lease, with fresh data: a round queued from a poll now out of date is not planned
+    // again (an issue another worker just planned reads as planned here, never as new).
+    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle), settings.maxAttempts, now());
+    if (ready.ready) attempt = ready.attempt; // (a failure from here on is this attempt's)
+    const issue = await tracker.get(job.issueId);
+    const cycle = cycleToPlan(issue.labels, await store.plan(issue.id));
+    if (cycle !== job.cycle || !ready.ready) {
+      await job.finish();
+      return { kind: "skipped" };
+    }
+    started = true;
+    line({ event: "started", ...round, attempt, worker: `${holder.host} pid ${holder.pid}` });
+    const mark = await store.lastSeq();
+    const result = await deps.planner.planIssue(issue.id, {
+      holder,
+      lease: leaseOpts,
+      onProgress: (p) => {
+        if (p.kind === "stage-done") line(stageLine(issue.id, p.run));
+      },
+    });
+    // This run's network calls and their dollars, from its ModelCall events (null when a price is unknown).
+    const calls = (await store.events({ issueId: issue.id, after: mark, types: ["ModelCall"] })).filter((e) => e.type === "ModelCall" && !e.cached);
+    const costs = calls.map((c) => (c.type === "ModelCall" ? c.cost_usd : undefined));
+    line({
+      event: "finished",
+      ...round,
+      status: result.status,
+      route: result.route,
+      calls: calls.length,
+      cost_usd: costs.some((c) => c === null || c === undefined) ? null : roundUsd(costs.reduce((a: number, c) => a + (c ?? 0), 0)),
+    });
+    await job.finish();
+    return { kind: "planned", status: result.status };
+  } catch (e) {
+    return settle(e);
+  } finally {
+    // planIssue released the lease already when it ran; this releases it when it did not.
+    await lease.release().catch(() => undefined); // an unreleased lease expires by itself
+  }
+}

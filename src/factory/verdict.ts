@@ -1,0 +1,16 @@
+import { ConfigError, Interrupted, LeaseHeld, ProviderAuthError, StoreError } from "../errors.js";
+
+/**
+ * What a failure means for the factory (CONTRACT §7): an auth or configuration error, or a store it
+ * cannot use, stops it; an interruption is the shutdown; another worker's lease means "not now";
+ * anything else (a provider down, the budget, a tracker hiccup) is this issue's failure, recorded
+ * and retried later.
+ */
+export type Verdict = "fatal" | "interrupted" | "lease_held" | "failed";
+
+export function verdictOf(e: unknown): Verdict {
+  if (Interrupted.isInstance(e)) return "interrupted";
+  if (LeaseHeld.isInstance(e)) return "lease_held";
+  if (ConfigError.isInstance(e) || ProviderAuthError.isInstance(e) || StoreError.isInstance(e)) return "fatal";
+  return "failed";
+}

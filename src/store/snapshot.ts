@@ -1,0 +1,50 @@
+import { existsSync } from "node:fs";
+import { StoreError } from "../errors.js";
+import { MIGRATIONS } from "./migrations.js";
+import type { PlanRow, StoredWikiEntry } from "./port.js";
+import { openSqliteStore, storeFile } from "./sqlite.js";
+
+/**
+ * Everything an embedded store holds, row by row, as stored (JSON as its text, so nothing is
+ * re-encoded on the way): what `dissent migrate --from-sqlite` copies into PostgreSQL.
+ */
+export interface StoreSnapshot {
+  cache: { key: string; provider: string; model: string; reply: string; created_at: string }[];
+  /** In `seq` order, with their `seq`. */
+  events: { seq: number; type: string; at: string; issue_id: string | null; body: string }[];
+  /** The fold's snapshot per issue (equal to the fold of its events). */
+  states: { issue_id: string; state: string }[];
+  issues: { id: string; number: number; title: string; body: string; labels: string; created_at: string; updated_at: string }[];
+  plans: PlanRow[];
+  artifacts: { issue_id: string; cycle: number; name: string; content: string }[];
+  wiki: StoredWikiEntry[];
+}
+
+/** Reads the embedded store under `home` (bringing an older schema up to date first, as any command would). */
+export async function readSqliteSnapshot(home: string): Promise<StoreSnapshot> {
+  const file = storeFile(home);
+  if (!existsSync(file)) throw new StoreError(`there is no embedded store at ${file}: give the dissent home that holds dissent.db`);
+  // Opening it the usual way migrates an old schema and reports a damaged file in one line.
+  const store = await openSqliteStore(home);
+  const wiki = await store.wiki.list().finally(() => store.close());
+  const unreadable = wiki.find((e) => e.text.startsWith("\u0000unreadable"));
+  if (unreadable) throw new StoreError(`the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(13)}): fix or remove it, then migrate again`);
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version !== MIGRATIONS.length) throw new StoreError(`the store ${file} has schema version ${version}; this dissent reads version ${MIGRATIONS.length}`);
+    const all = <T>(sql: string) => db.prepare(sql).all() as T[];
+    return {
+      cache: all("SELECT key, provider, model, reply, created_at FROM cache ORDER BY key"),
+      events: all("SELECT seq, type, at, issue_id, body FROM events ORDER BY seq"),
+      states: all("SELECT issue_id, state FROM adversarial_state ORDER BY issue_id"),
+      issues: all("SELECT id, number, title, body, labels, created_at, updated_at FROM issues ORDER BY number"),
+      plans: all("SELECT issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at FROM plans ORDER BY issue_id"),
+      artifacts: all("SELECT issue_id, cycle, name, content FROM artifacts ORDER BY issue_id, cycle, name"),
+      wiki,
+    };
+  } finally {
+    db.close();
+  }
+}
