@@ -5,6 +5,7 @@
  */
 const MARKER = Symbol.for("dissent.error");
 
+/** The base of every dissent error: `DissentError.isInstance(e)` is true for all of them. */
 export class DissentError extends Error {
   readonly [MARKER] = true;
   constructor(name: string, message: string, options?: { cause?: unknown }) {

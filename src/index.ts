@@ -1,44 +1,64 @@
-/** dissent — bounded, auditable adversarial review of LLM work. The library's public face. */
-export { runAudit, type RunAuditOptions } from "./gate/run-audit.js";
-export { auditGate, MAX_AUDIT_PASSES, MAX_REVISION_PASSES, PassLimits, type GateInput, type GateResult } from "./gate/audit-gate.js";
-export { groundConcerns } from "./gate/grounding.js";
-export * from "./contracts/audit.js";
-export * from "./contracts/concern.js";
-export * from "./contracts/events.js";
-export { ConfigFile, ProviderConfig, RouteConfig, TrackerConfig, type Config } from "./contracts/config.js";
-export { parseStructured, jsonObjects, stripThink } from "./models/json.js";
-export { memoryCache, type ReplyCache, type CachedReply } from "./models/cache.js";
-export {
-  DissentError,
-  UsageError,
-  ConfigError,
-  AuditLimitExceeded,
-  ReplayMiss,
-  BudgetExceeded,
-  ProviderAuthError,
-  ProviderError,
-  ReplyFormatError,
-  RunError,
-  Interrupted,
-} from "./errors.js";
-export { fingerprint, fingerprintTokens } from "./adversarial/fingerprint.js";
-export { tally, type Vote, type Tally, type TallyContext } from "./adversarial/tally.js";
+/**
+ * dissent — bounded, auditable adversarial review of LLM work: the package entry (ADR-014).
+ * The AI SDK middleware is `dissent/ai-sdk`; scripted models and a model server for tests are
+ * `dissent/testing`. Everything else in the package is internal.
+ */
+
+// The audit gate over any AI SDK models (CONTRACT §5, §10).
+export { challenge, runAudit, type ChallengeOptions, type LibraryCallOptions, type RunAuditOptions } from "./gate/run-audit.js";
+export type { ChallengeInput, ChallengeResult } from "./gate/challenge.js";
+export { MAX_AUDIT_PASSES, MAX_REVISION_PASSES, type GateResult } from "./gate/audit-gate.js";
+
+// The CLI's wiring as a library (CONTRACT §10).
+export { createDissent, type CacheMode, type CreateDissentOptions, type Dissent, type RunInput } from "./dissent.js";
+export type { Config } from "./contracts/config.js";
+export type { EventQuery, Store, StoredEvent } from "./store/port.js";
+export type { PlanReport, TrackedIssue, Tracker } from "./trackers/port.js";
+export type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
+export type { MergeResult } from "./carryover/merge.js";
+export type { IssueDetail, IssueSummary } from "./read-models/types.js";
+export type { Redactor } from "./redact.js";
+export type { ObservedCall } from "./models/types.js";
+
+// The adversarial loop and the concern's identity (CONTRACT §4, §5).
 export {
   AdversarialRetryLoop,
   MAX_RETRIES,
-  MAX_ALL_FAILED_ROUNDS,
-  type StageSpec,
-  type Producer,
-  type Produced,
   type Critic,
-  type RoundInput,
   type LoopContext,
   type LoopResult,
+  type Produced,
+  type Producer,
+  type RoundInput,
+  type StageSpec,
 } from "./adversarial/retry-loop.js";
-export { callBudget, type IssueBudget } from "./adversarial/budget.js";
-export { planIssue, type PlanIssueDeps, type PlanResult, type KnownGaps } from "./pipeline/plan-issue.js";
-export { STAGES, type PipelineStage } from "./pipeline/stages.js";
-export { LABELS, TRANSITIONS, transition } from "./contracts/labels.js";
-export { complexityGate, type GateDecision } from "./pipeline/complexity-gate.js";
-export { foldState, reduce as reduceState } from "./store/state.js";
-export type { Tracker, TrackedIssue, PlanReport } from "./trackers/port.js";
+export { fingerprint } from "./adversarial/fingerprint.js";
+
+// The zod schemas of every JSON the contract names (validate, or derive JSON Schema from them).
+export { AuditConcern, AuditInput, AuditMeta, AuditReply, CallRecord, RunOutput, ShownConcern } from "./contracts/audit.js";
+export { Concern, ConcernResolution, Finding, FindingsReply, StageRun, type ResolutionKind, type Severity } from "./contracts/concern.js";
+export { DissentEvent, type NewEvent } from "./contracts/events.js";
+export { ConfigFile } from "./contracts/config.js";
+export { LABELS } from "./contracts/labels.js";
+
+// A reply cache for the library's calls.
+export { memoryCache, type CachedReply, type ReplyCache } from "./models/cache.js";
+
+// Errors you can branch on: a stable `name`, data, and `isInstance` (CONTRACT §6; exit codes are the CLI's).
+export {
+  AuditLimitExceeded,
+  BudgetExceeded,
+  ConfigError,
+  DissentError,
+  Interrupted,
+  isFatal,
+  LeaseHeld,
+  ProviderAuthError,
+  ProviderError,
+  ReplayMiss,
+  ReplyFormatError,
+  RunError,
+  StoreError,
+  UsageError,
+  type ProviderFailure,
+} from "./errors.js";

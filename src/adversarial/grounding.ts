@@ -12,13 +12,18 @@ const QUOTES: [RegExp, string][] = [
   [/[\u2010\u2011\u2012\u2013\u2014\u2015\u2212\uFE58\uFE63\uFF0D]/g, "-"],
   [/\u2026/g, "..."],
 ];
+const NON_ASCII = /[^\x00-\x7f]/;
 const BULLET = /^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+/gm;
 const MARKS = /[*_`]/g;
 
 /** Normalises a text for grounding; the same function is applied to the draft and to the evidence. */
 export function normalize(text: string): string {
-  let s = text.normalize("NFKC");
-  for (const [re, to] of QUOTES) s = s.replace(re, to);
+  let s = text;
+  // NFKC and the quote, dash and ellipsis folds change only non-ASCII characters: plain ASCII skips them.
+  if (NON_ASCII.test(s)) {
+    s = s.normalize("NFKC");
+    for (const [re, to] of QUOTES) s = s.replace(re, to);
+  }
   s = s.replace(BULLET, "").replace(MARKS, "");
   return s.replace(/\s+/g, " ").trim().toLowerCase();
 }

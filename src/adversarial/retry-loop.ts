@@ -33,6 +33,7 @@ export interface Produced<A> {
   addressed?: AddressedItem[];
 }
 
+/** Produces a round's artifact, given the blocking concerns of the last round (the adversarial loop's producer). */
 export type Producer<A> = (input: RoundInput<A>) => Promise<Produced<A>>;
 
 /** What a critic is given besides the artifact: the round, and its own findings of the previous round (CONTRACT §4 r2 round memory). */
@@ -70,6 +71,7 @@ export interface Usage {
   costUsd: number | null;
 }
 
+/** What one run of the loop works in: the issue, its cycle, the budget, where events go, ids for new concerns. */
 export interface LoopContext<A = unknown> {
   issueId: string | null;
   cycle: number;
@@ -95,6 +97,7 @@ export interface LoopContext<A = unknown> {
   warn?: (message: string) => void;
 }
 
+/** A stage's outcome: its final artifact, its StageRun record, and the concerns forwarded to later stages. */
 export interface LoopResult<A> {
   /** The last artifact produced (undefined only if no round could run). */
   artifact: A | undefined;

@@ -4,6 +4,7 @@ import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } f
 /** Severity of a pipeline finding or Concern. Models may write it in any case ("High" is HIGH). */
 export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
 export const Severity = lenientEnum(SEVERITIES);
+/** CRITICAL, HIGH, MEDIUM or LOW. */
 export type Severity = (typeof SEVERITIES)[number];
 
 /** Severity order, for "at least HIGH" comparisons. */
@@ -41,6 +42,7 @@ export type Concern = z.infer<typeof Concern>;
 /** How a concern was resolved. */
 export const RESOLUTION_KINDS = ["trivial", "deferred", "addressed-in-code", "addressed-in-test", "ignored"] as const;
 export const ResolutionKind = lenientEnum(RESOLUTION_KINDS);
+/** trivial, deferred, addressed-in-code, addressed-in-test or ignored. */
 export type ResolutionKind = (typeof RESOLUTION_KINDS)[number];
 
 /**

@@ -3,7 +3,7 @@ import { AuditLimitExceeded } from "../errors.js";
 import type { ModelRequest } from "../models/types.js";
 import { dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
-import { challengeWith, type ChallengeResult, type GateCall } from "./challenge.js";
+import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
 
 /** ADR-009 §1: frozen in code, not configuration. */
 export const MAX_AUDIT_PASSES = 1;
@@ -115,25 +115,38 @@ export function metaOf(result: ChallengeResult | undefined, audit: boolean): Aud
   return meta;
 }
 
+/** A revision made through the executor's route: its answer, its call record, and what the caller needs back of it. */
+export interface Revision<R> {
+  answer: string;
+  record: CallRecord;
+  reply: R;
+}
+
+/** The ports of the audit step: the one model door (for the challenger), the revision, warnings and progress. */
+export interface AuditStepDeps<R> {
+  call: GateCall;
+  /** Asks the executor's route for its one revision, given the grounded concerns (no `suggested_fix`). */
+  revise: (concerns: ShownConcern[]) => Promise<Revision<R>>;
+  warn?: (message: string) => void;
+  progress?: (step: "challenger" | "revising") => void;
+}
+
+/** The audit step's outcome: the gate's result for the calls it made, and the revision's reply when it became the final output. */
+export interface AuditStepResult<R> extends GateResult {
+  revision?: R;
+}
+
 /**
- * The audit gate of ADR-008: executor draft → challenger audit → at most one revision. A challenger
- * failure of any kind returns the draft unchanged (ADR-008 §5), with a warning — never silently.
+ * ADR-008's audit of a draft that exists: challenger → (needs_work) at most one revision, under the
+ * frozen limits. A challenger failure of any kind returns the draft unchanged (ADR-008 §5), with a
+ * warning — never silently. The CLI's gate and the AI SDK middleware both run this one step.
  */
-export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateResult> {
-  const limits = new PassLimits();
-  const calls: CallRecord[] = [];
-  const exec = executorRequest(input.prompt, input.constraints, input.policies);
-
-  deps.progress?.("executor");
-  const draftReply = await deps.call({ role: "executor" }, exec);
-  calls.push(draftReply.record);
-  const draft = draftReply.answer;
-  if (!input.audit) return { final_output: draft, audit_meta: metaOf(undefined, false), concerns: [], calls };
-
+export async function auditDraft<R>(limits: PassLimits, input: ChallengeInput, deps: AuditStepDeps<R>): Promise<AuditStepResult<R>> {
+  const draft = input.draft;
   limits.audit();
   deps.progress?.("challenger");
-  const result = await challengeWith(deps.call, { prompt: input.prompt, draft, constraints: input.constraints, policies: input.policies });
-  if (result.call) calls.push(result.call);
+  const result = await challengeWith(deps.call, input);
+  const calls: CallRecord[] = result.call ? [result.call] : [];
   const meta = metaOf(result, true);
   if (result.status === "failed") {
     deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`);
@@ -145,7 +158,7 @@ export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateR
   limits.revision();
   meta.revision_passes = limits.revisions;
   deps.progress?.("revising");
-  const revision = await deps.call({ role: "revision", routeAs: "executor" }, revisionRequest(exec, draft, concerns));
+  const revision = await deps.revise(concerns);
   calls.push(revision.record);
   const revised = stripPreamble(revision.answer);
   if (revised.trim() === "") {
@@ -153,5 +166,34 @@ export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateR
     return { final_output: draft, audit_meta: meta, concerns, calls };
   }
   meta.revised = true;
-  return { final_output: revised, audit_meta: meta, concerns, calls };
+  return { final_output: revised, audit_meta: meta, concerns, calls, revision: revision.reply };
+}
+
+/**
+ * The audit gate of ADR-008: executor draft → challenger audit → at most one revision. A challenger
+ * failure of any kind returns the draft unchanged (ADR-008 §5), with a warning — never silently.
+ */
+export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateResult> {
+  const limits = new PassLimits();
+  const exec = executorRequest(input.prompt, input.constraints, input.policies);
+
+  deps.progress?.("executor");
+  const draftReply = await deps.call({ role: "executor" }, exec);
+  const draft = draftReply.answer;
+  if (!input.audit) return { final_output: draft, audit_meta: metaOf(undefined, false), concerns: [], calls: [draftReply.record] };
+
+  const audited = await auditDraft(
+    limits,
+    { prompt: input.prompt, draft, constraints: input.constraints, policies: input.policies },
+    {
+      call: deps.call,
+      revise: async (concerns) => {
+        const revision = await deps.call({ role: "revision", routeAs: "executor" }, revisionRequest(exec, draft, concerns));
+        return { answer: revision.answer, record: revision.record, reply: revision };
+      },
+      ...(deps.warn ? { warn: deps.warn } : {}),
+      ...(deps.progress ? { progress: deps.progress } : {}),
+    },
+  );
+  return { final_output: audited.final_output, audit_meta: audited.audit_meta, concerns: audited.concerns, calls: [draftReply.record, ...audited.calls] };
 }

@@ -97,6 +97,9 @@ type Ai = typeof import("ai");
 type Model = Awaited<ReturnType<ModelTarget["load"]>>;
 let ai: Promise<Ai> | undefined;
 let fetchReady: Promise<unknown> | undefined;
+/** What `prepare` has already loaded: the SDK once fetch is warm, and each target's model (a target's load() is memoised by its router). */
+let ready: Ai | undefined;
+const loadedModels = new WeakMap<ModelTarget, Model>();
 
 /**
  * The SDK, the target's model and Node's fetch (whose HTTP client loads on first use, ~100 ms),
@@ -105,8 +108,16 @@ let fetchReady: Promise<unknown> | undefined;
 async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generateText"]; model: Model }> {
   ai ??= import("ai");
   fetchReady ??= fetch("data:,").then((r) => r.arrayBuffer(), () => undefined);
-  const [{ generateText }, model] = await Promise.all([ai, target.load(), fetchReady]);
-  return { generateText, model };
+  const [sdk, model] = await Promise.all([ai, target.load(), fetchReady]);
+  ready = sdk;
+  loadedModels.set(target, model);
+  return { generateText: sdk.generateText, model };
+}
+
+/** What `prepare` gave for this target before, without a promise: the common case once a process is warm. */
+function prepared(target: ModelTarget): { generateText: Ai["generateText"]; model: Model } | undefined {
+  const model = ready ? loadedModels.get(target) : undefined;
+  return ready && model !== undefined ? { generateText: ready.generateText, model } : undefined;
 }
 
 interface Received extends CachedReply {
@@ -292,7 +303,7 @@ export async function callModel<T = unknown>(
       ...(parsed && !parsed.ok ? { parseError: parsed.error } : {}),
       request,
     });
-    await ctx.emit?.({
+    if (ctx.emit) await ctx.emit({
       type: "ModelCall",
       issue_id: ctx.issueId ?? null,
       ...(ctx.runId ? { run_id: ctx.runId } : {}),
@@ -326,7 +337,7 @@ export async function callModel<T = unknown>(
   if (ctx.cacheMode !== "replay") {
     for (const [i, target] of targets.entries()) {
       const key = keys[i] as string;
-      const loaded = await prepare(target); // a missing API key fails here, before the budget is touched
+      const loaded = prepared(target) ?? (await prepare(target)); // a missing API key fails here, before the budget is touched
       // With a dollar ceiling, a call is sent only if its worst case fits: the prompt (~4 characters a
       // token) and the most it may write (max_tokens, else 4096).
       const estimate = ctx.budget?.tracksUsd ? ((await target.cost(Math.ceil(charsOf(request) / 4), target.maxTokens ?? 4096)) ?? 0) : 0;

@@ -183,6 +183,13 @@ function tryParse(candidate: string): { ok: true; value: unknown } | { ok: false
  */
 export function jsonValues(text: string, opts: { arrays?: boolean } = {}): unknown[] {
   const source = text.length > MAX_SCAN ? text.slice(text.length - MAX_SCAN) : text;
+  // The usual structured reply is one JSON value and nothing else: then it is the only top-level value, no scan needed.
+  const whole = source.trim();
+  const open = whole[0];
+  if ((open === "{" || (opts.arrays && open === "[")) && whole[whole.length - 1] === (open === "{" ? "}" : "]")) {
+    const parsed = tryParse(whole);
+    if (parsed.ok) return [parsed.value];
+  }
   const found: unknown[] = [];
   let attempts = 0;
   let budget = PARSE_BUDGET_FACTOR * source.length + 1024;
@@ -221,7 +228,7 @@ export interface ParseOptions {
 /** Canonical forms of the JSON values a text contains, to recognise a quote of it. */
 export function quotedValues(texts: readonly string[]): Set<string> {
   const set = new Set<string>();
-  for (const t of texts) for (const v of jsonValues(t, { arrays: true })) set.add(canonicalJson(v));
+  for (const t of texts) if (/[{[]/.test(t)) for (const v of jsonValues(t, { arrays: true })) set.add(canonicalJson(v));
   return set;
 }
 
@@ -238,7 +245,7 @@ export function parseStructured<T>(text: string, read: (value: unknown) => Read<
   let quoted = 0;
   for (let k = values.length - 1; k >= 0; k--) {
     const value = values[k];
-    if (quotes?.has(canonicalJson(value))) {
+    if (quotes?.size && quotes.has(canonicalJson(value))) {
       quoted++;
       continue;
     }

@@ -179,7 +179,10 @@ export function sameModelWarning(config: Config, producer: string, critics: read
 /** A router over fixed AI SDK models, for the library: no config, no fallback. */
 export function fixedRouter(models: Record<string, LanguageModel>): Router {
   const targets = new Map<string, ModelTarget>();
+  const routes = new Map<string, RoleRoute>(); // a role resolves once: the models are fixed
   return (role: string) => {
+    const known = routes.get(role);
+    if (known) return known;
     for (const r of roleChain(role)) {
       const m = models[r];
       if (!m) continue;
@@ -193,7 +196,9 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
         t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, cost: (i, o) => costUsd(spec, i, o), load: async () => m };
         targets.set(r, t);
       }
-      return { primary: t };
+      const route = { primary: t };
+      routes.set(role, route);
+      return route;
     }
     throw new ConfigError(`no model given for role '${role}'`);
   };
