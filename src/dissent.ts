@@ -1,21 +1,23 @@
 import { randomUUID } from "node:crypto";
+import { embeddedIntro, knownDefaultModel } from "./config/defaults.js";
 import { configFromObject, loadConfig, OLLAMA_HINT, textOrFile } from "./config/load.js";
 import type { RunOutput } from "./contracts/audit.js";
 import type { ConcernResolution, ResolutionKind } from "./contracts/concern.js";
+import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.js";
 import type { Config } from "./contracts/config.js";
 import { transition, type StateLabel } from "./contracts/labels.js";
 import { UsageError } from "./errors.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
-import { configRouter, requireKeys, requirePrices, sameModelWarning } from "./models/router.js";
+import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
 import type { MergeResult } from "./carryover/merge.js";
-import { planIssue as plan, type PipelineProgress, type PlanResult } from "./pipeline/plan-issue.js";
-import { PIPELINE_ROLES, STAGES } from "./pipeline/stages.js";
-import { listIssues, showIssue, type IssueDetail, type IssueSummary } from "./read-models.js";
+// The pipeline and the read models load only for the commands that use them: `dissent run` stays light.
+import type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
+import type { IssueDetail, IssueSummary } from "./read-models.js";
 import { redactor, type Redactor } from "./redact.js";
 import { openStore } from "./store/open.js";
-import type { EventQuery, Store, StoredEvent } from "./store/port.js";
+import type { EventQuery, LeaseHolder, Store, StoredEvent } from "./store/port.js";
 import type { TrackedIssue, Tracker } from "./trackers/port.js";
 
 /** Options of `createDissent` (CONTRACT §10). */
@@ -24,6 +26,7 @@ export interface CreateDissentOptions {
   config?: string | Record<string, unknown>;
   /** The environment keys and paths are read from (default: process.env). */
   env?: Record<string, string | undefined>;
+  /** Where relative paths (the config file, policy and constraint files, the default home) resolve from (default: process.cwd()). */
   cwd?: string;
   /** A store you opened (default: the one the config names). */
   store?: Store;
@@ -37,6 +40,8 @@ export interface CreateDissentOptions {
   onCall?: (call: ObservedCall) => void;
   /** Open the store for reading only (read-only commands on a read-only home). */
   readOnly?: boolean;
+  /** Told of llama-cpp model downloads (CONTRACT §11). Default: progress on stderr. */
+  onDownload?: DownloadReporter;
 }
 
 /** How a run or a plan uses the reply cache (CONTRACT §3): `use`, `bypass` (--no-cache: replaces), `replay` (never the network). */
@@ -44,38 +49,70 @@ export type CacheMode = CallContext["cacheMode"];
 
 /** What `run` takes: the prompt and, optionally, more constraints and policies (text or a file path) and the audit. */
 export interface RunInput {
+  /** What the executor is asked. */
   prompt: string;
+  /** Run the challenger and at most one revision (`--audit`). Default false. */
   audit?: boolean;
+  /** Added to the config's constraints: text, or a file path (`./rules.md`). */
   constraints?: readonly string[];
+  /** Added to the config's policies: text, or a file path. */
   policies?: readonly string[];
+  /** How the reply cache is used. Default `use`. */
   cache?: CacheMode;
+  /** Told as each step starts. */
   progress?: (step: "executor" | "challenger" | "revising") => void;
 }
 
 /** The pipeline's wiring as a library: the CLI is a thin shell over this (CONTRACT §10). */
 export interface Dissent {
+  /** The validated config, with its source (a file, an object, or the built-in defaults). */
   readonly config: Config;
   /** Redacts every secret the config names: use it on anything you print. */
   readonly redact: Redactor;
+  /** The store (SQLite or PostgreSQL, or the one you passed), opened on first use. */
   store(): Promise<Store>;
+  /** The tracker (local or GitHub, or the one you passed), opened on first use. */
   tracker(): Promise<Tracker>;
+  /**
+   * The one model door's configuration every command uses (router, the store's cache, seed, timeouts,
+   * signal, redaction), for drivers such as `dissent eval`; in-process models of the given roles are
+   * prepared (downloaded, hashed) first, as `run` and `planIssue` do.
+   */
+  callContext(mode?: CacheMode, roles?: readonly string[]): Promise<CallContext>;
   /** `dissent run`: executor → (audit) challenger → at most one revision. */
   run(input: RunInput): Promise<RunOutput>;
-  /** `dissent issue plan`. */
-  planIssue(id: string, opts?: { cache?: CacheMode; onProgress?: (p: PipelineProgress) => void }): Promise<PlanResult>;
+  /** `dissent issue plan`: the ComplexityGate, then (load-bearing) the four adversarial stages and the plan reviewer (CONTRACT §4). */
+  planIssue(
+    id: string,
+    opts?: {
+      /** How the reply cache is used. Default `use`. */
+      cache?: CacheMode;
+      /** Live progress: the gate, each stage's rounds, each finished stage, the review. */
+      onProgress?: (p: PipelineProgress) => void;
+      /** Who holds the issue's lease while it is planned (default: this process, a new id per run); a factory worker passes its own. */
+      holder?: LeaseHolder;
+      /** The lease's time to live and renewal period (default 60 s and 10 s, CONTRACT §4). */
+      lease?: { ttlMs?: number; renewMs?: number };
+    },
+  ): Promise<PlanResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
   merge(id: string, pr: number): Promise<MergeResult>;
   /** The event log, oldest first. */
   events(query?: EventQuery): Promise<StoredEvent[]>;
+  /** The tracker's issues as the pipeline sees them. */
   issues: {
+    /** `issue list`: one summary per open issue. */
     list(): Promise<IssueSummary[]>;
+    /** `issue show`: the plan, the criteria, pending and addressed concerns, the stages. */
     show(id: string): Promise<IssueDetail>;
     /** Local tracker only. */
     create(input: { title: string; body?: string; labels?: readonly string[] }): Promise<TrackedIssue>;
     /** Edits a local issue's labels through the transition table. */
     label(id: string, change: { add?: readonly string[]; remove?: readonly string[] }): Promise<string[]>;
+    /** `issue resolve`: a person's resolution of a pending concern (CONTRACT §4). */
     resolve(id: string, concernId: string, kind: ResolutionKind, note: string): Promise<ConcernResolution>;
   };
+  /** Flushes telemetry and closes the store: call it when done. */
   close(): Promise<void>;
 }
 
@@ -85,15 +122,45 @@ function configOf(opts: CreateDissentOptions, env: Record<string, string | undef
   return loadConfig({ ...(typeof opts.config === "string" ? { flag: opts.config } : {}), env, cwd });
 }
 
-/** Builds the wiring every command uses: config, secrets, router, store, tracker, the model door. */
+/**
+ * The CLI's wiring as a library (CONTRACT §10): loads and validates the config at once (a
+ * `ConfigError` names the file and line), knows every configured key as a secret, and opens the
+ * store and the tracker on first use. `run`, `planIssue`, `merge`, `events` and `issues` are the
+ * commands of the same names; call `close()` when done.
+ */
 export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   const env = opts.env ?? process.env;
   const cwd = opts.cwd ?? process.cwd();
   const config = configOf(opts, env, cwd);
   const redact = redactor(config.secrets);
   const warn = (m: string) => (opts.onWarning ?? ((message: string) => process.emitWarning(message, { code: "DISSENT_WARNING" })))(redact(m));
+  // The in-process engine (CONTRACT §11), imported only when a llama-cpp provider is configured; it
+  // loads node-llama-cpp only when a model is, so a cached run never does.
+  const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
+  let engines: Promise<{ engines: LlamaEngines; limits: <C extends Pick<Config, "providers">>(c: C) => C }> | undefined;
+  const enginesOf = () =>
+    (engines ??= import("./engines/llama-cpp/index.js").then((m) => ({
+      engines: m.createLlamaEngines({ config, env, reporter: opts.onDownload ?? m.streamReporter(process.stderr), known: knownDefaultModel, ...(opts.signal ? { signal: opts.signal } : {}) }),
+      limits: m.withEngineLimits,
+    })));
+  /** Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call. */
+  const prepareModels = async (roles: readonly string[]) => {
+    if (!local) return;
+    const targets = roles.flatMap((role) => routeSpecs(config, role)).flatMap((s) => {
+      const p = config.providers[s.provider];
+      return p ? [{ name: s.provider, p, model: s.model }] : [];
+    });
+    await (await enginesOf()).engines.prepare(targets, config.source === "defaults" ? embeddedIntro(env) : undefined);
+  };
   let router: Router | undefined;
-  const routerOf = () => (router ??= configRouter(config, env, config.source === "defaults" ? { unreachable: OLLAMA_HINT } : {}));
+  const routerOf = async (): Promise<Router> => {
+    if (router) return router;
+    const ollamaDefault = config.source === "defaults" && Object.values(config.providers).some((p) => p.type === "openai-compatible");
+    const hints = ollamaDefault ? { unreachable: OLLAMA_HINT } : {};
+    if (!local) return (router ??= configRouter(config, env, hints));
+    const { engines: e, limits } = await enginesOf();
+    return (router ??= configRouter(limits(config), env, hints, { create: e.create, identity: e.identity }));
+  };
   let store: Promise<Store> | undefined;
   const storeOf = () => (store ??= opts.store ? Promise.resolve(opts.store) : openStore(config, { env, redact, ...(opts.readOnly ? { readOnly: true } : {}) }));
   let tracker: Promise<Tracker> | undefined;
@@ -109,10 +176,23 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           return githubTracker(config.tracker, env, config.source);
         })());
 
+  // Telemetry (CONTRACT §8): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
+  let telemetry: Promise<import("./telemetry/index.js").Telemetry | undefined> | undefined;
+  const telemetryOf = () =>
+    (telemetry ??= config.telemetry.otlpEndpoint
+      ? import("./telemetry/index.js").then(
+          (m) => m.startTelemetry(config, redact, warn),
+          (e: unknown) => {
+            warn(`telemetry is off: it could not start (${e instanceof Error ? e.message : String(e)})`);
+            return undefined;
+          },
+        )
+      : Promise.resolve(undefined));
+
   const callContext = async (mode: CacheMode, extra: Partial<CallContext> = {}): Promise<CallContext> => {
     const s = await storeOf();
     return {
-      router: routerOf(),
+      router: await routerOf(),
       cache: s.cache,
       cacheMode: mode,
       seed: config.seed,
@@ -138,20 +218,26 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     redact,
     store: storeOf,
     tracker: trackerOf,
+    async callContext(mode = "use", roles = []) {
+      if (mode !== "replay") await prepareModels(roles);
+      return callContext(mode);
+    },
 
     async run(input) {
       const mode = input.cache ?? "use";
       const audit = input.audit ?? false;
       const roles = audit ? ["executor", "challenger"] : ["executor"];
       if (mode !== "replay") requireKeys(config, env, roles);
+      if (mode !== "replay") await prepareModels(roles);
       if (audit) {
         const same = sameModelWarning(config, "executor", ["challenger"], "run --audit");
         if (same) warn(same);
       }
       const runId = randomUUID();
       const s = await storeOf();
-      const ctx = await callContext(mode, { runId, emit: (e) => s.append([e]).then(() => undefined) });
-      const result = await auditGate(
+      const trace = (await telemetryOf())?.run(runId, audit);
+      const ctx = await callContext(mode, { runId, emit: (e) => s.append([e]).then(() => undefined), ...(trace ? { observe: trace.observer(opts.onCall) } : {}) });
+      const gate = () => auditGate(
         {
           prompt: input.prompt,
           constraints: [...config.constraints, ...(input.constraints ?? []).map((c) => textOrFile(c, cwd, "constraint file"))],
@@ -160,6 +246,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         },
         { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
       );
+      const result = await (trace ? trace.wrap(gate) : gate());
       const costs = result.calls.map((c) => c.cost_usd);
       return {
         final_output: result.final_output,
@@ -175,8 +262,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
 
     async planIssue(id, o = {}) {
       const mode = o.cache ?? "use";
+      const { PIPELINE_ROLES, STAGES } = await import("./pipeline/stages.js");
+      const { planIssue: plan } = await import("./pipeline/plan-issue.js");
       if (mode !== "replay") requireKeys(config, env, PIPELINE_ROLES);
       await requirePrices(config, PIPELINE_ROLES);
+      if (mode !== "replay") await prepareModels(PIPELINE_ROLES);
       for (const stage of STAGES) {
         const same = sameModelWarning(config, stage.producer, stage.critics, `${stage.phase} stage`);
         if (same) warn(same);
@@ -184,16 +274,23 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const s = await storeOf();
       const t = await trackerOf();
       const { knownGapsFor } = await import("./carryover/relevance.js");
-      return plan(id.replace(/^#/, ""), {
+      const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
+      const hooks = trace?.hooks(opts.onCall, o.onProgress);
+      const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
+      const planned = () => plan(id.replace(/^#/, ""), {
         store: s,
         tracker: t,
-        calls: await callContext(mode),
+        calls,
         maxCalls: config.budget.maxCallsPerIssue,
         maxUsd: config.budget.maxUsdPerIssue,
         knownGaps: knownGapsFor(config, s, warn),
         warn,
         ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+        ...(hooks ? { onProgress: hooks.onProgress, onVote: hooks.onVote } : {}),
+        ...(o.holder ? { holder: o.holder } : {}),
+        ...(o.lease ? { lease: o.lease } : {}),
       });
+      return trace ? trace.wrap(planned) : planned();
     },
 
     async merge(id, pr) {
@@ -206,8 +303,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     },
 
     issues: {
-      list: async () => listIssues(await storeOf(), await trackerOf()),
-      show: async (id) => showIssue(await storeOf(), await trackerOf(), id.replace(/^#/, "")),
+      list: async () => (await import("./read-models.js")).listIssues(await storeOf(), await trackerOf()),
+      show: async (id) => (await import("./read-models.js")).showIssue(await storeOf(), await trackerOf(), id.replace(/^#/, "")),
       async create(input) {
         const t = await localOnly("issue new");
         const created = await t.create({ title: input.title, body: input.body ?? "", labels: [...(input.labels ?? []), "dissent-find"] });
@@ -240,7 +337,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     },
 
     async close() {
-      if (store) await (await store).close();
+      if (telemetry) await (await telemetry)?.shutdown(); // spans are flushed before the CLI exits
+      // A store that never opened has nothing to close: its error already reached the call that opened it.
+      const opened = store ? await store.then((s) => s, () => undefined) : undefined;
+      await opened?.close();
+      if (engines) await (await engines).engines.dispose();
     },
   };
 }

@@ -6,8 +6,9 @@ import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/confi
 import { ConfigError } from "../errors.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
+import { defaultConfigFile } from "./defaults.js";
 
-/** With no config at all: a local Ollama, executor and challenger on different model families. */
+/** A config file that names no providers (only policies, say): a local Ollama, executor and challenger on different model families. */
 export const DEFAULT_PROVIDERS: Config["providers"] = {
   ollama: { type: "openai-compatible", base_url: "http://127.0.0.1:11434/v1" },
 };
@@ -165,7 +166,8 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
 /** Loads the configuration every command works from (CONTRACT §2). */
 export function loadConfig(opts: LoadOptions): Config {
   const path = findConfig(opts);
-  if (!path) return buildConfig({}, { source: "defaults", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
+  // No config at all: Ollama, else an API key, else the embedded engine (CONTRACT §11; config/defaults.ts).
+  if (!path) return buildConfig(defaultConfigFile(opts.env), { source: "defaults", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
   const source = display(path, opts.cwd);
   let text: string;
   try {

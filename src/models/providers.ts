@@ -104,10 +104,13 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
   "llama-cpp": {
     keyRequired: false,
     defaultUrl: "in-process",
+    // The JSON Schema becomes the engine's grammar: a structured reply always parses (CONTRACT §11).
     structured: () => "grammar",
-    cacheIdentity: (_p, model) => `llama-cpp ${model}`,
-    async create() {
-      throw new ConfigError("provider type llama-cpp is not available in this build");
+    // createDissent passes the engines, whose identity is the model file's sha256; this is the fallback.
+    cacheIdentity: (p, model) => `llama-cpp ${p.type === "llama-cpp" && p.model ? p.model : model}`,
+    async create(p, ctx) {
+      const { fallbackEngines } = await import("../engines/llama-cpp/fallback.js");
+      return fallbackEngines(ctx.baseDir, ctx.env).create(ctx.name, p, ctx.model);
     },
   },
 };

@@ -16,10 +16,10 @@ import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
-import { Meter, runStage, type Door, type KnownGaps } from "./stage-runner.js";
+import { Meter, runStage, type CriticVoteReport, type Door, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
-export type { KnownGaps } from "./stage-runner.js";
+export type { CriticVoteReport, KnownGaps } from "./stage-runner.js";
 
 /** Live progress of `issue plan`, for the TTY display and the factory's lines. */
 export type PipelineProgress =
@@ -39,6 +39,8 @@ export interface PlanIssueDeps {
   maxUsd?: number | null;
   knownGaps?: (text: string) => Promise<KnownGaps | undefined>;
   onProgress?: (p: PipelineProgress) => void;
+  /** Told of each critic's parsed vote (telemetry's evaluation events). */
+  onVote?: (v: CriticVoteReport) => void;
   /** Warnings that must not stop the run (a critic that failed, a label that could not be removed). */
   warn?: (message: string) => void;
   now?: () => string;
@@ -130,6 +132,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
           now,
           ...(deps.warn ? { warn: deps.warn } : {}),
           onProgress: (progress) => deps.onProgress?.({ kind: "stage", phase: stage.phase, progress }),
+          ...(deps.onVote ? { onVote: deps.onVote } : {}),
         });
         if (artifact !== undefined) artifacts[stage.artifact] = artifact;
         deps.onProgress?.({ kind: "stage-done", run: stageRun });

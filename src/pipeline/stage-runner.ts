@@ -1,6 +1,6 @@
 import { AdversarialRetryLoop, type Critic, type RoundProgress, type Usage } from "../adversarial/retry-loop.js";
 import type { CallRecord } from "../contracts/audit.js";
-import type { AdversarialState, Concern, StageRecord } from "../contracts/concern.js";
+import type { AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
@@ -48,6 +48,15 @@ export class Meter {
   }
 }
 
+/** A critic's vote, as telemetry reports it (one `gen_ai.evaluation.result` event). */
+export interface CriticVoteReport {
+  stage: string;
+  phase: string;
+  round: number;
+  role: string;
+  findings: readonly Finding[];
+}
+
 /** What running a stage needs from the driver. */
 export interface StageDeps {
   issueId: string;
@@ -65,6 +74,8 @@ export interface StageDeps {
   now: () => string;
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
+  /** Told of each critic's parsed vote (telemetry). */
+  onVote?: (v: CriticVoteReport) => void;
 }
 
 /** A finished stage: its record and whether it made an artifact. */
@@ -142,6 +153,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       );
       const parsed = reply.parsed;
       if (!parsed?.ok) throw new ReplyFormatError(`${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`);
+      deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
       return { findings: parsed.value.findings, invalid: parsed.invalid };
     },
   }));

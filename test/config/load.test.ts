@@ -2,7 +2,8 @@ import { exitCodeOf } from "../../src/cli/exit-codes.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_ROUTES, findConfig, loadConfig, parseConfigText } from "../../src/config/load.js";
+import { defaultsFor } from "../../src/config/defaults.js";
+import { findConfig, loadConfig, parseConfigText } from "../../src/config/load.js";
 import { ConfigError } from "../../src/errors.js";
 import { configRouter, roleChain } from "../../src/models/router.js";
 import { scratch } from "../support/cli.js";
@@ -53,9 +54,10 @@ describe("config discovery order (CONTRACT §2)", () => {
   it("with no config file, the built-in defaults apply", () => {
     const empty = scratch();
     try {
-      const c = loadConfig({ env: {}, cwd: empty.dir });
+      // No Ollama (a port nothing listens on) and no key: the embedded engine's pair (CONTRACT §11).
+      const c = loadConfig({ env: { DISSENT_OLLAMA_URL: "http://127.0.0.1:9" }, cwd: empty.dir });
       expect(c.source).toBe("defaults");
-      expect(c.routes).toEqual(DEFAULT_ROUTES);
+      expect(c.routes).toEqual(defaultsFor({ kind: "embedded" }).routes);
       expect(c.seed).toBe(7);
       expect(c.callTimeoutMs).toBe(120_000);
       expect(c.home).toBe(join(empty.dir, ".dissent"));
