@@ -1,26 +1,15 @@
 import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
 import type { Concern } from "../contracts/concern.js";
+import type { WikiEntryFields } from "../contracts/wiki.js";
 import type { Store, StoredWikiEntry } from "../store/port.js";
 
 /** Where wiki entries live: the store's wiki (files under the home with SQLite, rows with PostgreSQL). */
 export type WikiPort = Store["wiki"];
 
 /** One wiki entry: a known gap that shipped. The markdown file is the source of truth. */
-export interface WikiEntry {
-  /** File name without `.md`. */
-  id: string;
+export interface WikiEntry extends WikiEntryFields {
   /** Where it lives, for messages (a file path, or `database:<id>`). */
   path: string;
-  title: string;
-  fingerprint: string;
-  severity: string;
-  category: string;
-  confidence: string;
-  stale: boolean;
-  prs: number[];
-  issues: string[];
-  created: string;
-  updated: string;
   /** The markdown after the front matter. */
   body: string;
   /** All front-matter fields, human additions included. */

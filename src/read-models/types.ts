@@ -5,6 +5,7 @@
 import type { Concern, ConcernResolution, StageRecord, StageRun } from "../contracts/concern.js";
 import type { DissentEvent } from "../contracts/events.js";
 import type { StateLabel } from "../contracts/labels.js";
+import type { WikiEntryFields } from "../contracts/wiki.js";
 
 /** A planning status as the store keeps it (mirrors store/port PlanStatus, kept here free of Node types). */
 export type IssueStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
@@ -230,18 +231,7 @@ export interface CostStats {
 }
 
 /** A wiki entry as served (the markdown body only on the entry's own route). */
-export interface WikiEntryView {
-  id: string;
-  title: string;
-  fingerprint: string;
-  severity: string;
-  category: string;
-  confidence: string;
-  stale: boolean;
-  prs: number[];
-  issues: string[];
-  created: string;
-  updated: string;
+export interface WikiEntryView extends WikiEntryFields {
   body?: string;
   given_to: WikiUse[];
 }

@@ -97,8 +97,10 @@ describe("a user's own set", () => {
   });
 });
 
-describe("the README's examples (docs/readme/eval.md)", () => {
-  const doc = readFileSync(new URL("../../docs/readme/eval.md", import.meta.url), "utf8");
+describe("the README's examples (its dissent eval section)", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const start = readme.indexOf("\n## Measuring judgment");
+  const doc = readme.slice(start, readme.indexOf("\n## ", start + 1));
   const yamlBlocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 
   it("a gate item and a pipeline item, both valid", () => {

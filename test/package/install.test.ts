@@ -40,15 +40,13 @@ function node(source: string, args: string[] = []): { status: number | null; std
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** The ```ts blocks of the README's library section (docs/readme/library.md until it is merged). */
+/** The ```ts blocks of the README's library section. */
 function readmeExamples(): string[] {
-  const doc = join(ROOT, "docs/readme/library.md");
-  let text = existsSync(doc) ? readFileSync(doc, "utf8") : "";
-  if (!text) {
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-    const start = readme.indexOf("\n## Library");
-    text = start === -1 ? "" : readme.slice(start, readme.indexOf("\n## ", start + 1) === -1 ? undefined : readme.indexOf("\n## ", start + 1));
-  }
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const start = readme.indexOf("\n## Library\n");
+  expect(start, "the README has a ## Library section").toBeGreaterThan(-1);
+  const end = readme.indexOf("\n## ", start + 1);
+  const text = readme.slice(start, end === -1 ? undefined : end);
   return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 }
 

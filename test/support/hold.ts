@@ -210,18 +210,6 @@ export const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** `node dist/cli/bin.js ARGS` as a shell command line. */
 export const cliLine = (args: string[]) => [process.execPath, BIN, ...args].map(q).join(" ");
 
-/** Whether util-linux `script` is here, to give a command a pseudo-terminal. */
-export function hasScript(): boolean {
-  for (const dir of (process.env.PATH ?? "").split(":")) {
-    try {
-      if (statSync(join(dir, "script")).isFile()) return true;
-    } catch {
-      // not here
-    }
-  }
-  return false;
-}
-
 /**
  * Runs the CLI under a pseudo-terminal of `cols` columns (util-linux `script`): stderr (and stdout,
  * unless `stdoutTo` names a file for it) is the terminal, and what the terminal showed comes back as stdout.
@@ -264,11 +252,39 @@ export const widthOf = (s: string) => [...s].length;
 export const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
 
 /**
- * Runs the CLI as a user who cannot write `writableNot` (root: as `nobody` through runuser; otherwise
- * as this user, the caller having chmodded the folder).
+ * How root runs a command as a user that file modes stop: `nobody` through runuser where `nobody` can
+ * read the checkout, else root's own files seen as an unprivileged user's in a user namespace
+ * (`unshare --map-user`), which works wherever the checkout lies. Null where neither works.
+ */
+let dropPrefix: string[] | null | undefined;
+function unprivilegedPrefix(): string[] | null {
+  if (dropPrefix !== undefined) return dropPrefix;
+  const candidates = [
+    ["runuser", "-u", "nobody", "--"],
+    ["unshare", "--map-user=1000", "--map-group=1000", "--"],
+  ];
+  dropPrefix = null;
+  for (const prefix of candidates) {
+    const r = spawnSync(prefix[0] as string, [...prefix.slice(1), process.execPath, BIN, "--version"], { stdio: "ignore", timeout: 30_000 });
+    if (r.status === 0) {
+      dropPrefix = prefix;
+      break;
+    }
+  }
+  return dropPrefix;
+}
+
+/**
+ * Runs the CLI as a user who cannot write a folder the caller made read-only (root: see
+ * unprivilegedPrefix; otherwise as this user, the caller having chmodded the folder).
  */
 export function dissentUnprivileged(args: string[], opts: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<CliResult> {
-  const argv = isRoot() ? ["runuser", "-u", "nobody", "--", process.execPath, BIN, ...args] : [process.execPath, BIN, ...args];
+  let argv = [process.execPath, BIN, ...args];
+  if (isRoot()) {
+    const prefix = unprivilegedPrefix();
+    if (!prefix) throw new Error("running as root, and neither `runuser -u nobody` nor `unshare --map-user` can run the built CLI here, so file modes cannot be tested");
+    argv = [...prefix, ...argv];
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0] as string, argv.slice(1), {
       cwd: opts.cwd,
@@ -286,13 +302,6 @@ export function dissentUnprivileged(args: string[], opts: { cwd: string; env: Re
       resolve({ code, signal, stdout, stderr });
     });
   });
-}
-
-/** Whether dissentUnprivileged can run the built CLI here (root: `runuser` exists and `nobody` can read the checkout). */
-export function canRunUnprivileged(): boolean {
-  if (!isRoot()) return true;
-  const r = spawnSync("runuser", ["-u", "nobody", "--", process.execPath, BIN, "--version"], { stdio: "ignore", timeout: 30_000 });
-  return r.status === 0;
 }
 
 /** Makes a folder tree readable (and traversable) by everyone and writable by no one but root. */
