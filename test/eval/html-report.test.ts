@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatCi, formatValue } from "../../src/eval/html.js";
@@ -10,7 +10,8 @@ import { byRole, configYaml, world, type World } from "../support/e2e.js";
 import { challengerReply, realistic, removeDefects } from "./support.js";
 
 const CHROMIUM = "/usr/bin/chromium";
-const SCREENSHOT = fileURLToPath(new URL("../../bench/eval-report.png", import.meta.url));
+// A scratch folder; DISSENT_SCREENSHOTS=bench refreshes the README's picture.
+const SCREENSHOT = join(process.env.DISSENT_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "dissent-shots-")), "eval-report.png");
 
 /** Pixels of a canvas that are not transparent: a chart that drew something has many. */
 const inkOf = `(id) => {

@@ -3,9 +3,9 @@
  * a planned issue in its column; its page shows the stages and a concern's lineage; a stage of a
  * plan running in another process appears without a reload. Screenshots go to bench/.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startDissent } from "../support/proc.js";
@@ -14,7 +14,8 @@ import { filledWorld, HIGH, serve, type ServeWorld, type Serving } from "./world
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const BENCH = fileURLToPath(new URL("../../bench/", import.meta.url));
+// Screenshots go to a scratch folder; DISSENT_SCREENSHOTS=bench refreshes the README's pictures.
+const BENCH = process.env.DISSENT_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "dissent-shots-"));
 const TOKEN = "browser-test-token-8c2e1d";
 
 /** Headless Chromium as the CI has it (Debian's package): no sandbox in a container, nothing fetched from outside. */
