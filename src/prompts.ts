@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { sha256 } from "./hash.js";
+import { packagePath } from "./package-root.js";
 
 /** A prompt file: its text and the hash recorded in ModelCall events. */
 export interface PromptFile {
@@ -8,14 +9,13 @@ export interface PromptFile {
   hash: string;
 }
 
-const ROOT = new URL("../", import.meta.url);
 const loaded = new Map<string, PromptFile>();
 
 /** Loads a versioned prompt file shipped with the package (`prompts/…` or `personas/…`), once per process. */
 export function promptFile(name: string): PromptFile {
   const known = loaded.get(name);
   if (known) return known;
-  const text = readFileSync(new URL(name, ROOT), "utf8").trim();
+  const text = readFileSync(packagePath(name), "utf8").trim();
   const file = { name, text, hash: sha256(text).slice(0, 16) };
   loaded.set(name, file);
   return file;

@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
+import { packageVersion } from "../package-root.js";
 import { fail, type Io } from "./io.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
-const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+const version = packageVersion();
 
 /** Builds the command tree. Command bodies are imported lazily so `--version` and `--help` stay fast. */
 export function buildProgram(io: Io, done: (code: number) => void): Command {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { AUDIT_CATEGORIES } from "../contracts/audit.js";
 import { RunError } from "../errors.js";
+import { packagePath } from "../package-root.js";
 import { GATE_RATES } from "./gate-metrics.js";
 import { PIPELINE_RATES } from "./pipeline-metrics.js";
 import type { EvalReport, GateReport, PipelineReport } from "./report.js";
@@ -14,12 +14,12 @@ import type { Estimate } from "./stats.js";
  */
 
 /** Where the vendored Chart.js may be: beside the built code, or (running from source) the build or the dev dependency. */
-const CHART_JS = ["../vendor/chart.umd.min.js", "../../dist/vendor/chart.umd.min.js", "../../node_modules/chart.js/dist/chart.umd.min.js"];
+const CHART_JS = [["dist", "vendor", "chart.umd.min.js"], ["node_modules", "chart.js", "dist", "chart.umd.min.js"]];
 
 /** The Chart.js bundle the page inlines. */
 export function chartJsSource(): string {
   for (const rel of CHART_JS) {
-    const path = fileURLToPath(new URL(rel, import.meta.url));
+    const path = packagePath(...rel);
     if (existsSync(path)) return readFileSync(path, "utf8");
   }
   throw new RunError("Chart.js is missing from this build (dist/vendor/chart.umd.min.js): rebuild with npm run build");

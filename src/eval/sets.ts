@@ -5,6 +5,7 @@ import type { z } from "zod";
 import { ground, groundingText } from "../adversarial/grounding.js";
 import { UsageError } from "../errors.js";
 import { sha256 } from "../hash.js";
+import { packagePath } from "../package-root.js";
 import { GateItem, PipelineItem } from "./schema.js";
 
 /** A set as loaded: its items, where it came from, and a hash of the file (reports name the set they measured). */
@@ -19,8 +20,12 @@ export interface LoadedSet<T> {
 
 /** The bundled sets, shipped in the package's `evals/` folder. */
 export const BUNDLED = {
-  gate: new URL("../../evals/gate.json", import.meta.url),
-  pipeline: new URL("../../evals/pipeline.json", import.meta.url),
+  get gate(): string {
+    return packagePath("evals", "gate.json");
+  },
+  get pipeline(): string {
+    return packagePath("evals", "pipeline.json");
+  },
 } as const;
 
 /** A file too large for a set is a mistake (a model file, a log), not a set. */

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { packagePath } from "../package-root.js";
 import type { Hono } from "hono";
 
 /** The built page: the HTML shell (CSS and loader inline), the app bundle and Chart.js. */
@@ -14,7 +14,7 @@ export interface PageAssets {
 
 /** Where `npm run build` puts the page: dist/web beside dist/serve, or dist/web of the checkout when run from src. */
 function webDir(explicit?: string): string | undefined {
-  const candidates = explicit ? [explicit] : [fileURLToPath(new URL("../web/", import.meta.url)), fileURLToPath(new URL("../../dist/web/", import.meta.url))];
+  const candidates = explicit ? [explicit] : [packagePath("dist", "web")];
   return candidates.find((d) => existsSync(`${d.replace(/\/$/, "")}/index.html`));
 }
 

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { packageVersion } from "../package-root.js";
 import type { Config } from "../contracts/config.js";
 import type { ObservedCall } from "../models/types.js";
 import { PlanTrace } from "./plan-trace.js";
@@ -22,13 +22,6 @@ export interface TelemetryOptions {
   timeoutMs?: number;
 }
 
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
-  } catch (e) {
-    return `unknown (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`;
-  }
-}
 
 /**
  * Starts exporting to the config's endpoint. Loaded only when one is configured: with telemetry
