@@ -4,7 +4,8 @@
  * revision, a producer's artifact, a critic's CRITICAL finding (which ships to the wiki, and whose
  * text becomes a wiki file name), the planner's plan, the acceptance criteria, the reviewer's
  * finding. Every command runs; stdout, stderr, every byte under DISSENT_HOME (dissent.db, its WAL,
- * the wiki files and their names) are searched for the key, case-insensitively.
+ * the wiki files and their names) and every trace exported to an OTLP receiver are searched for the
+ * key, case-insensitively.
  */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -13,6 +14,7 @@ import type { CliResult } from "../support/cli.js";
 import type { ChatRequest } from "../support/openai-server.js";
 import { filesUnder } from "../support/e2e.js";
 import { findings, holdWorld, ok, type Answer, type HoldWorld } from "../support/hold.js";
+import { startReceiver, type Receiver } from "../telemetry/receiver.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -20,9 +22,12 @@ const KEY_ENV = "LOCAL_API_KEY";
 const OTHER_ENV = "OTHER_API_KEY";
 
 let w: HoldWorld | undefined;
+let receiver: Receiver | undefined;
 afterEach(async () => {
   await w?.close();
+  await receiver?.close();
   w = undefined;
+  receiver = undefined;
 });
 
 const keyOf = (req: ChatRequest) => String(req.headers.authorization ?? "").replace(/^Bearer\s+/i, "");
@@ -74,7 +79,9 @@ describe.each([
   ["a key of no known shape, log_content: true", "hunter2correcthorsebattery", true],
 ] as const)("defect 12: the key never leaves the request (%s)", (_name, key, logContent) => {
   it("every command, against servers echoing the key in errors and in replies", async () => {
-    w = await holdWorld(echoing(), { apiKeyEnv: KEY_ENV, ...(logContent ? { extra: "log_content: true\n" } : {}) }, { [KEY_ENV]: key });
+    receiver = await startReceiver();
+    const telemetry = `telemetry: { otlp_endpoint: "${receiver.url}" }\n`;
+    w = await holdWorld(echoing(), { apiKeyEnv: KEY_ENV, extra: `${telemetry}${logContent ? "log_content: true\n" : ""}` }, { [KEY_ENV]: key });
     const results: CliResult[] = [];
     const run = async (args: string[], expectCode: number | null = 0) => {
       const r = await (w as HoldWorld).run(args);
@@ -122,6 +129,11 @@ describe.each([
     expect(readdirSync(join(w.home, "wiki")).length).toBeGreaterThanOrEqual(1);
 
     expectNowhere(key, results, w.home);
+    // the traces: exported, carrying the replies' text with log_content, and never the key
+    const traces = receiver.bodies.join("\n");
+    expect(traces).toContain("gen_ai.usage.input_tokens");
+    if (logContent) expect(traces).toContain("must be rotated");
+    expect(traces.toLowerCase().includes(key.toLowerCase()), "an exported trace holds the key").toBe(false);
   });
 });
 

@@ -239,7 +239,7 @@ describe("callModel: cache (CONTRACT §3 determinism)", () => {
     expect(b.text).toBe("second");
   });
 
-  it("bypass neither reads nor writes the cache", async () => {
+  it("bypass (--no-cache) does not read the cache: it asks again and replaces the cached reply", async () => {
     const m = scriptedModel("m1", ["first", "second"]);
     const cache = memoryCache();
     const { ctx } = harness({ primary: target(m, "primary") }, { cache });
@@ -248,6 +248,9 @@ describe("callModel: cache (CONTRACT §3 determinism)", () => {
     expect(b.text).toBe("second");
     expect(b.record.cached).toBe(false);
     expect(cache.size()).toBe(1);
+    const after = await callModel({ role: "executor" }, REQUEST, ctx);
+    expect(after).toMatchObject({ text: "second", record: { cached: true } });
+    expect(m.doGenerateCalls).toHaveLength(2);
   });
 
   it("replay answers from the cache", async () => {

@@ -4,12 +4,10 @@ import { byRole, errorLine, requestsOf, world, type World } from "../support/e2e
 /**
  * CONTRACT §2: transport retries — including "a call that outlives call_timeout_ms, which
  * bounds each attempt" — are "at most 2 per call". Each of the 3 attempts should therefore
- * be a request the provider sees. Today the per-attempt timer starts before the AI SDK and
- * the provider package are lazily imported (generateOnce: `await import("ai")`,
- * `target.load()`), so with a short call_timeout_ms the executor's first attempt times out
- * while still loading modules: it never reaches the server, yet it uses up one of the two
- * retries. (With call_timeout_ms 100 and an instant server the ModelCall event shows
- * `attempts: 2`.)
+ * be a request the provider sees. The per-attempt timer starts once the AI SDK and the
+ * provider package are loaded (issue #9, defect 21): before that fix, with a short
+ * call_timeout_ms, a first attempt could time out while still loading modules, never reach
+ * the server, and use up one of the two retries.
  */
 let w: World | undefined;
 afterEach(async () => {
