@@ -1,16 +1,24 @@
 /**
  * Issue #9 defects 1–3, as a user meets them: several dissent processes on one home at once, and a
- * planner killed with -9 at any point. Real processes, a real SQLite file, a model server on 127.0.0.1.
+ * planner killed with -9 at seeded random points. Real processes, a real SQLite file, a model server on 127.0.0.1.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { canonicalJson } from "../../src/hash.js";
 import { readDataBlocks } from "../../src/prompting/data-block.js";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
+import { mulberry32 } from "../support/double/prng.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from "../support/openai-server.js";
 import { startDissent, until } from "../support/proc.js";
 import { agreeableReply, rolesConfig } from "../support/roles-config.js";
 
 vi.setConfig({ testTimeout: 180_000 });
+
+/**
+ * Kill -9 points are drawn by a seeded PRNG (mulberry32): the seed is in the test's name and in every
+ * assertion message, so a failure replays exactly; DISSENT_KILL_SEED=<n> draws another set.
+ */
+const SEED = process.env.DISSENT_KILL_SEED !== undefined ? Number(process.env.DISSENT_KILL_SEED) >>> 0 : 0x5eed0009;
+const KILLS = 5;
 
 interface World {
   dir: string;
@@ -107,8 +115,29 @@ function retryingCouncil(req: ChatRequest): Reply {
   return { content: agreeableReply(role) };
 }
 
-describe("kill -9 at any point, then resume (issue #9 defect 3)", () => {
-  it("a resumed cycle sends byte-identical requests to an uninterrupted one, and every budget unit spent has its ModelCall event", async () => {
+/**
+ * Kill points (a kill lands once the server has seen that many requests), drawn from `seed`: one in
+ * each of KILLS − 1 equal bands of 1..total−1 (the last request is left out: a kill there may come
+ * after the run has ended), and one in `retryRound` (1-based, inclusive), never twice the same.
+ */
+function killPoints(seed: number, total: number, retryRound: [number, number]): number[] {
+  const rng = mulberry32(seed);
+  const span = total - 1;
+  const bands = KILLS - 1;
+  const points: number[] = [];
+  for (let b = 0; b < bands; b++) {
+    const lo = 1 + Math.floor((b * span) / bands);
+    const hi = Math.floor(((b + 1) * span) / bands);
+    points.push(lo + rng.int(hi - lo + 1));
+  }
+  const [from, to] = retryRound;
+  const free = Array.from({ length: to - from + 1 }, (_, i) => from + i).filter((k) => !points.includes(k));
+  points.push(free.length > 0 ? rng.pick(free) : from);
+  return points.sort((a, b) => a - b);
+}
+
+describe("kill -9 at random points, then resume (issue #9 defect 3)", () => {
+  it(`kill -9 at ${KILLS} points drawn by seed ${SEED} (early to late, one in the retry round): a resumed cycle sends byte-identical requests to an uninterrupted one, and every budget unit spent has its ModelCall event`, async () => {
     // The reference: one uninterrupted plan.
     const ref = await world((req) => retryingCouncil(req));
     await ref.run(["issue", "new", "--title", "Add retries to the client", "--label", "dissent-load-bearing"]);
@@ -117,24 +146,35 @@ describe("kill -9 at any point, then resume (issue #9 defect 3)", () => {
     const key = (r: ChatRequest) => canonicalJson({ model: r.body.model, messages: r.body.messages });
     const expected = new Set(ref.server.requests.map(key));
 
-    // Kill points spread over the run, the retry round of the plan stage included (seeded, not random per run).
-    for (const killAfter of [2, 9, 14, 17, 21]) {
+    // Where the reference's plan stage retried: from the planner's revision to the last plan-stage request before the spec stage.
+    const models = ref.server.requests.map((r) => r.body.model);
+    const retryStart = ref.server.requests.findIndex((r) => r.body.model === "planner" && r.body.messages.some((m) => m.role === "assistant"));
+    expect(retryStart, `seed ${SEED}: the reference plan stage never retried: ${models.join(", ")}`).toBeGreaterThan(0);
+    const specStart = models.findIndex((m, i) => i > retryStart && m.startsWith("spec."));
+    expect(specStart, `seed ${SEED}: the reference never reached the spec stage after its retry: ${models.join(", ")}`).toBeGreaterThan(retryStart);
+    const total = ref.server.requests.length;
+    const points = killPoints(SEED, total, [retryStart + 1, specStart]);
+    const at = (k: number) => `seed ${SEED}, kill points [${points.join(", ")}] of ${total} requests, killed after ${k}`;
+    expect(new Set(points).size, at(0)).toBe(KILLS);
+
+    for (const killAfter of points) {
       const w = await world(async (req) => ({ ...retryingCouncil(req), delayMs: 40 }));
       await w.run(["issue", "new", "--title", "Add retries to the client", "--label", "dissent-load-bearing"]);
       const { child, done } = startDissent(["issue", "plan", "1"], { cwd: w.dir, env: { DISSENT_HOME: `${w.dir}/home` } });
       await until(() => w.server.requests.length >= killAfter, 60_000);
       child.kill("SIGKILL");
-      await done;
+      // The kill landed mid-run: the planner had not finished on its own.
+      expect((await done).signal, `${at(killAfter)}: the planner was not killed`).toBe("SIGKILL");
       const resumed = await w.run(["issue", "plan", "1", "--json"]);
-      expect(resumed.code, `killed after ${killAfter}: ${resumed.stderr}`).toBe(0);
+      expect(resumed.code, `${at(killAfter)}: ${resumed.stderr}`).toBe(0);
       const sent = new Set(w.server.requests.map(key));
-      for (const k of sent) expect(expected.has(k), `killed after ${killAfter}: a request the uninterrupted run never sent`).toBe(true);
-      expect(sent.size).toBe(expected.size);
+      for (const k of sent) expect(expected.has(k), `${at(killAfter)}: a request the uninterrupted run never sent`).toBe(true);
+      expect(sent.size, at(killAfter)).toBe(expected.size);
       // The store's budget count is its network ModelCall events: nothing spent goes unrecorded.
       const show = JSON.parse((await w.run(["issue", "show", "1", "--json"])).stdout) as { calls: number };
       const network = (await events(w, "1")).filter((e) => e.type === "ModelCall" && e.cached === false).length;
-      expect(show.calls).toBe(network);
-      expect(network).toBeLessThanOrEqual(w.server.requests.length);
+      expect(show.calls, at(killAfter)).toBe(network);
+      expect(network, at(killAfter)).toBeLessThanOrEqual(w.server.requests.length);
     }
   });
 });
