@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ConfigError } from "./errors.js";
 
 /**
  * Files the package ships beside its code (prompts/, personas/, evals/, dist/web, package.json) are
@@ -9,7 +10,8 @@ import { fileURLToPath } from "node:url";
  * the bundled CLI (dist/cli/chunks/…), where paths relative to a module would differ.
  */
 let root: string | undefined;
-let manifest: { name?: string; version?: string } | undefined;
+type Manifest = { name?: string; version?: string; optionalDependencies?: Record<string, string> };
+let manifest: Manifest | undefined;
 
 export function packageRoot(): string {
   if (root !== undefined) return root;
@@ -18,7 +20,7 @@ export function packageRoot(): string {
     const file = join(dir, "package.json");
     if (existsSync(file)) {
       try {
-        const json = JSON.parse(readFileSync(file, "utf8")) as { name?: string; version?: string };
+        const json = JSON.parse(readFileSync(file, "utf8")) as Manifest;
         if (json.name === "dissent") {
           manifest = json;
           return (root = dir);
@@ -38,4 +40,22 @@ export const packagePath = (...parts: string[]): string => join(packageRoot(), .
 export function packageVersion(): string {
   packageRoot();
   return manifest?.version ?? "unknown";
+}
+
+/** The packages dissent can run without (each needed by one part: SQLite, GitHub, PostgreSQL, serve, telemetry, the local engine). */
+export function optionalDependencies(): string[] {
+  packageRoot();
+  return Object.keys(manifest?.optionalDependencies ?? {});
+}
+
+/**
+ * A command that needs an optional dependency the install left out (`npm install --omit=optional`):
+ * a configuration error naming the package, never an internal error.
+ */
+export function missingOptional(e: unknown): ConfigError | undefined {
+  const code = (e as { code?: unknown } | undefined)?.code;
+  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return undefined;
+  const name = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(e instanceof Error ? e.message : "")?.[1];
+  if (name === undefined || !optionalDependencies().includes(name)) return undefined;
+  return new ConfigError(`this needs ${name}, an optional dependency of dissent that is not installed: run npm install ${name}`, { cause: e });
 }

@@ -1,4 +1,5 @@
 import { DissentError, Interrupted, messageOf } from "../errors.js";
+import { missingOptional } from "../package-root.js";
 import { redact as redactKnown } from "../redact.js";
 import { exitCodeOf } from "./exit-codes.js";
 
@@ -24,7 +25,8 @@ const CONTROL = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[
 export const safe = (text: string) => text.replace(CONTROL, "");
 
 /** Reports an error as one line (CONTRACT §6) and returns its exit code; the stack only with --verbose. */
-export function fail(e: unknown, io: Io, verbose: boolean): number {
+export function fail(thrown: unknown, io: Io, verbose: boolean): number {
+  const e = missingOptional(thrown) ?? thrown;
   const line = safe(io.redact(messageOf(e)).split("\n")[0] ?? "");
   io.stderr(`dissent: error: ${DissentError.isInstance(e) ? line : `internal error: ${line}`}\n`);
   if (verbose && e instanceof Error && e.stack) io.stderr(`${io.redact(e.stack)}\n`);

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
-import { StoreError } from "../errors.js";
+import { ConfigError, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import { redactDeep } from "../redact.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
@@ -124,7 +124,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   try {
     pg = (await import("pg")).default as unknown as typeof import("pg");
   } catch (e) {
-    throw new StoreError(`store postgres needs the pg package (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`);
+    throw new ConfigError(`store postgres needs the pg package, an optional dependency of dissent that is not installed (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`);
   }
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });

@@ -56,7 +56,7 @@ function loadDriver(): Promise<typeof BetterSqlite3> {
   return import("better-sqlite3").then(
     (m) => m.default,
     (e: unknown) => {
-      throw new StoreError(
+      throw new ConfigError(
         `the embedded store needs better-sqlite3, which is not installed or did not build (${(e as Error).message.split("\n")[0]}): run npm install better-sqlite3, or use store: { type: postgres }`,
       );
     },

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * installed copies, linked in, so the test needs no registry.
  */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const OPTIONAL = ["better-sqlite3", "node-llama-cpp"];
+/** The optional dependencies (SQLite, the local engine, GitHub, PostgreSQL, serve, telemetry): a library user may omit them all. */
+const OPTIONAL = Object.keys((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> }).optionalDependencies);
 
 interface Packed {
   filename: string;
@@ -138,7 +139,7 @@ describe("imported as a user imports it (ESM, by package name)", () => {
     `);
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { name: string; message: string };
-    expect(out.name).toBe("StoreError");
+    expect(out.name).toBe("ConfigError");
     expect(out.message).toContain("better-sqlite3");
   });
 });

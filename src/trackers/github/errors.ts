@@ -1,5 +1,6 @@
 import { DissentError, RunError, messageOf } from "../../errors.js";
 import { redact } from "../../redact.js";
+import { missingOptional } from "../../package-root.js";
 
 /** Where a GitHub call went, for messages that name the repo and what to do. */
 export interface GithubErrorContext {
@@ -64,6 +65,8 @@ function rateLimitLine(f: HttpFailure, ctx: GithubErrorContext, action: string):
  */
 export function githubError(e: unknown, ctx: GithubErrorContext, action: string): DissentError {
   if (DissentError.isInstance(e)) return e;
+  const missing = missingOptional(e);
+  if (missing) return missing;
   const f = httpFailure(e);
   if (!f) {
     const where = ctx.customBaseUrl ? ` and tracker.base_url (${ctx.baseUrl})` : "";
