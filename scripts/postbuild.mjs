@@ -1,6 +1,6 @@
 // After tsc: bundle the CLI and make it executable, vendor Chart.js, and bundle the dashboard's page
 // (src/web: Preact, bundled by esbuild) into dist/web. No CDN, ever: the package carries it all.
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 const at = (p) => new URL(`../${p}`, import.meta.url);
 const esbuild = await import("esbuild");
@@ -22,7 +22,6 @@ await esbuild.build({
   format: "esm",
   platform: "node",
   target: "node20",
-  sourcemap: "linked",
   legalComments: "none",
   logLevel: "warning",
   // Inlined CommonJS (commander) requires Node's own modules: give every file a real `require`.
@@ -40,6 +39,10 @@ await esbuild.build({
   ],
 });
 chmodSync(at("dist/cli/bin.js"), 0o755);
+// tsc's one-file-per-module output of src/cli is now inside the bundle: drop it, so the package holds one CLI.
+for (const name of readdirSync(at("dist/cli/"))) {
+  if (name !== "bin.js" && name !== "chunks" && /\.(js|d\.ts)(\.map)?$/.test(name)) rmSync(at(`dist/cli/${name}`));
+}
 
 // Chart.js (a devDependency) is copied into the package at build time: the eval report inlines it,
 // the dashboard serves it (fetched only when a chart is drawn).

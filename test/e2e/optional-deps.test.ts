@@ -1,6 +1,6 @@
 /**
  * A library user may install dissent without its optional dependencies (`npm install --omit=optional`):
- * GitHub (Octokit), PostgreSQL (pg, pg-boss), `serve` (Hono), telemetry (the OpenTelemetry SDK), SQLite
+ * PostgreSQL (pg, pg-boss), `serve` (Hono), telemetry (the OpenTelemetry SDK), SQLite
  * and the local engine. The CLI then still runs what needs none of them, and a command that needs one
  * fails with one line naming the package and how to install it — never an internal error. The
  * packages are hidden from a spawned CLI by a module hook that answers as Node does for a package
@@ -39,7 +39,16 @@ export async function resolve(specifier, context, next) {
   return `--import=${new URL(`file://${register}`).href}`;
 }
 
-const OPTIONAL_BUT_SQLITE = ["@octokit/rest", "@octokit/plugin-retry", "@octokit/plugin-throttling", "bottleneck", "pg", "pg-boss", "hono", "@hono/node-server", "@opentelemetry/sdk-trace-base", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources", "node-llama-cpp"];
+const OPTIONAL_BUT_SQLITE = [
+  "pg",
+  "pg-boss",
+  "hono",
+  "@hono/node-server",
+  "@opentelemetry/sdk-trace-base",
+  "@opentelemetry/exporter-trace-otlp-http",
+  "@opentelemetry/resources",
+  "node-llama-cpp",
+];
 
 describe("without the optional dependencies", () => {
   it("run --audit and the pipeline still work", async () => {
@@ -55,12 +64,11 @@ describe("without the optional dependencies", () => {
   it.each([
     ["serve without Hono", ["serve", "--port", "0"], "", /npm install (hono|@hono\/node-server)$/],
     ["a PostgreSQL store without pg", ["issue", "list"], "store: { type: postgres }\n", /npm install pg$/],
-    ["the GitHub tracker without Octokit", ["issue", "list"], 'tracker: { type: github, repo: "acme/widgets", base_url: "http://127.0.0.1:1" }\n', /npm install @octokit\/rest$/],
   ] as const)("%s: exit 2, one line naming the package and how to install it", async (_name, args, extra, pkg) => {
     w = await world(byRole({}));
     const config = join(w.dir, "dissent.config.yaml");
     writeFileSync(config, `${readFileSync(config, "utf8")}${extra}`);
-    const r = await w.run([...args], { env: { NODE_OPTIONS: hiding(w.dir, OPTIONAL_BUT_SQLITE), GITHUB_TOKEN: "ghp_test", DISSENT_DATABASE_URL: "postgres://127.0.0.1:1/none" } });
+    const r = await w.run([...args], { env: { NODE_OPTIONS: hiding(w.dir, OPTIONAL_BUT_SQLITE), DISSENT_DATABASE_URL: "postgres://127.0.0.1:1/none" } });
     expect(r.code, r.stderr).toBe(2);
     const line = errorLine(r);
     expect(line).not.toMatch(/internal error/);
