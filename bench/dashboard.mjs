@@ -31,10 +31,17 @@ const PRODUCERS = new Set(["discover.brief", "shape.writer", "planner"]);
 function reply(model, body) {
   if (model === "complexity_gate") return "LOAD-BEARING";
   if (PRODUCERS.has(model)) return `# ${model}\n\nThe draft of ${model} says what to build, for whom, and how to test it.\n`;
-  if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["An upload over the limit is refused with a clear message", "A resumed upload ends with the same bytes"] });
-  if (model === "spec.judge") return JSON.stringify({ findings: [{ severity: "HIGH", concern: "No criterion covers two writers resuming the same upload", evidence: "A resumed upload ends with the same bytes" }] });
+  if (model === "spec.ac_generator")
+    return JSON.stringify({ acceptance_criteria: ["An upload over the limit is refused with a clear message", "A resumed upload ends with the same bytes"] });
+  if (model === "spec.judge")
+    return JSON.stringify({
+      findings: [
+        { severity: "HIGH", concern: "No criterion covers two writers resuming the same upload", evidence: "A resumed upload ends with the same bytes" },
+      ],
+    });
   if (model === "plan.tester") return JSON.stringify({ findings: [{ severity: "MEDIUM", concern: "No test covers an upload interrupted halfway through" }] });
-  if (model === "discovery.problem_sharpener") return JSON.stringify({ findings: [{ severity: "LOW", concern: "The problem statement does not say who hits the limit today" }] });
+  if (model === "discovery.problem_sharpener")
+    return JSON.stringify({ findings: [{ severity: "LOW", concern: "The problem statement does not say who hits the limit today" }] });
   void body;
   return JSON.stringify({ findings: [] });
 }
@@ -56,12 +63,42 @@ function modelServer() {
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 1, model: parsed.model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: total }));
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 1,
+          model: parsed.model,
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: total,
+        }),
+      );
     });
   });
   return new Promise((r) => server.listen(0, "127.0.0.1", () => r(server)));
 }
-const ROLES = ["complexity_gate", "plan_reviewer", "discover.brief", "shape.writer", "planner", "spec.ac_generator", "assumption_surfacer", "discovery.problem_sharpener", "discovery.existing_solution_hunter", "discovery.cheapest_test_advocate", "shape.challenger", "shape.user_advocate", "shape.tech_lead", "shape.product_strategist", "plan.builder", "plan.tester", "plan.risk_skeptic", "spec.judge", "executor", "challenger"];
+const ROLES = [
+  "complexity_gate",
+  "plan_reviewer",
+  "discover.brief",
+  "shape.writer",
+  "planner",
+  "spec.ac_generator",
+  "assumption_surfacer",
+  "discovery.problem_sharpener",
+  "discovery.existing_solution_hunter",
+  "discovery.cheapest_test_advocate",
+  "shape.challenger",
+  "shape.user_advocate",
+  "shape.tech_lead",
+  "shape.product_strategist",
+  "plan.builder",
+  "plan.tester",
+  "plan.risk_skeptic",
+  "spec.judge",
+  "executor",
+  "challenger",
+];
 
 /** Runs the CLI (asynchronously: the model server answers from this process). */
 function cli(args, cwd, home) {
@@ -79,12 +116,29 @@ async function template() {
   const dir = mkdtempSync(join(tmpdir(), "dissent-bench-template-"));
   const server = await modelServer();
   const url = `http://127.0.0.1:${server.address().port}/v1`;
-  writeFileSync(join(dir, "dissent.config.yaml"), ["providers:", `  local: { type: openai-compatible, base_url: "${url}", prices: { input_per_mtok: 3, output_per_mtok: 15 } }`, "routes:", ...ROLES.map((r) => `  ${r}: { primary: "local:${r}" }`), "retry_backoff_ms: 1", ""].join("\n"));
+  writeFileSync(
+    join(dir, "dissent.config.yaml"),
+    [
+      "providers:",
+      `  local: { type: openai-compatible, base_url: "${url}", prices: { input_per_mtok: 3, output_per_mtok: 15 } }`,
+      "routes:",
+      ...ROLES.map((r) => `  ${r}: { primary: "local:${r}" }`),
+      "retry_backoff_ms: 1",
+      "",
+    ].join("\n"),
+  );
   const home = join(dir, "home");
-  await cli(["issue", "new", "--title", "Resumable uploads", "--body", "Large uploads should survive a dropped connection.", "--label", "dissent-load-bearing"], dir, home);
+  await cli(
+    ["issue", "new", "--title", "Resumable uploads", "--body", "Large uploads should survive a dropped connection.", "--label", "dissent-load-bearing"],
+    dir,
+    home,
+  );
   await cli(["issue", "plan", "1", "--json"], dir, home);
   await cli(["run", "--audit", "How large may an upload be?"], dir, home);
-  const events = (await cli(["events", "--json"], dir, home)).split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  const events = (await cli(["events", "--json"], dir, home))
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   server.close();
   rmSync(dir, { recursive: true, force: true });
   return { plan: events.filter((e) => e.issue_id === "1" && e.type !== "LabelChanged"), run: events.filter((e) => e.issue_id === null) };
@@ -110,12 +164,25 @@ async function fill(home, tpl) {
   let n = 0;
   for (const [label, share, status] of COLUMNS) {
     for (let i = 0; i < Math.round(ISSUES * share) && n < ISSUES; i++, n++) {
-      const issue = await store.issues.create({ title: `Issue ${n + 1}: ${["Resumable uploads", "Invoice export", "Account deletion", "Dark mode", "Rate limits"][n % 5]} (${label.slice(8)})`, body: "Generated for the dashboard benchmark.", labels: ["dissent-load-bearing", label] });
+      const issue = await store.issues.create({
+        title: `Issue ${n + 1}: ${["Resumable uploads", "Invoice export", "Account deletion", "Dark mode", "Rate limits"][n % 5]} (${label.slice(8)})`,
+        body: "Generated for the dashboard benchmark.",
+        labels: ["dissent-load-bearing", label],
+      });
       const events = [{ type: "LabelChanged", issue_id: issue.id, added: ["dissent-find"], removed: [], labels: ["dissent-find"] }];
       if (status !== "new") {
         events.push(...tpl.plan.map((e) => withIssue(e, issue.id)));
         planned.push(issue.id);
-        await store.savePlan({ issue_id: issue.id, cycle: 1, status, route: "load_bearing", route_reason: "label dissent-load-bearing", calls: 22, cost_usd: 0.05, concern_seq: 6 });
+        await store.savePlan({
+          issue_id: issue.id,
+          cycle: 1,
+          status,
+          route: "load_bearing",
+          route_reason: "label dissent-load-bearing",
+          calls: 22,
+          cost_usd: 0.05,
+          concern_seq: 6,
+        });
         await store.putArtifact(issue.id, 1, "plan", "# planner\n\nThe plan: chunked uploads with a resume token, tested by killing the connection halfway.\n");
         await store.putArtifact(issue.id, 1, "acceptance_criteria", JSON.stringify(["An upload over the limit is refused with a clear message"]));
       }
@@ -127,7 +194,8 @@ async function fill(home, tpl) {
   const runCalls = tpl.run.map((e) => withIssue(e, null));
   for (let r = 0; written < EVENTS; r++) {
     const batch = [];
-    for (let k = 0; k < 300 && written + batch.length < EVENTS; k++) for (const e of runCalls) if (written + batch.length < EVENTS) batch.push({ ...e, run_id: `bench-run-${r}-${k}` });
+    for (let k = 0; k < 300 && written + batch.length < EVENTS; k++)
+      for (const e of runCalls) if (written + batch.length < EVENTS) batch.push({ ...e, run_id: `bench-run-${r}-${k}` });
     await store.append(batch);
     written += batch.length;
   }
@@ -138,7 +206,11 @@ async function fill(home, tpl) {
 
 // --- 3. Measurements --------------------------------------------------------------------------------
 function startServe(home, cwd) {
-  const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--json"], { cwd, env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "serve", "--port", "0", "--json"], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout.on("data", (d) => (out += d));
@@ -195,7 +267,15 @@ async function main() {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-dev-shm-usage",
+    ],
   });
 
   // Page load: first contentful paint, and the board drawn (navigation start to the app's mark, set once
@@ -209,7 +289,13 @@ async function main() {
       const drawn = performance.getEntriesByType("mark").find((e) => e.name.startsWith("dissent:board:"));
       const res = (part) => performance.getEntriesByType("resource").find((e) => e.name.includes(part));
       const span = (e) => (e ? [Math.round(e.startTime), Math.round(e.responseEnd)] : null);
-      return { fcp: paint ? paint.startTime : null, drawn: drawn ? drawn.startTime : null, cards: document.querySelectorAll("[data-issue]").length, app: span(res("/assets/app.js")), issues: span(res("/api/issues")) };
+      return {
+        fcp: paint ? paint.startTime : null,
+        drawn: drawn ? drawn.startTime : null,
+        cards: document.querySelectorAll("[data-issue]").length,
+        app: span(res("/assets/app.js")),
+        issues: span(res("/api/issues")),
+      };
     });
   };
   const load = { cold: { fcp: [], drawn: [] }, warm: { fcp: [], drawn: [] } };
@@ -237,7 +323,9 @@ async function main() {
     }
     await context.close();
   }
-  log(`page: cold FCP p50 ${ms(pct(load.cold.fcp, 50))} ms, drawn p50 ${ms(pct(load.cold.drawn, 50))} ms; warm FCP p50 ${ms(pct(load.warm.fcp, 50))} ms, drawn p50 ${ms(pct(load.warm.drawn, 50))} ms`);
+  log(
+    `page: cold FCP p50 ${ms(pct(load.cold.fcp, 50))} ms, drawn p50 ${ms(pct(load.cold.drawn, 50))} ms; warm FCP p50 ${ms(pct(load.warm.fcp, 50))} ms, drawn p50 ${ms(pct(load.warm.drawn, 50))} ms`,
+  );
 
   // API latency: the board (warm: the log did not move), the board after a commit (cold), an issue page.
   const writer = await openSqliteStore(home);
@@ -285,7 +373,9 @@ async function main() {
     const drawn = probe.rendered.find((r) => r.view === "board" && r.seq >= seq);
     if (drawn) toScreen.push(drawn.at - at);
   }
-  log(`SSE: delivered ${delivery.length}/${committed.size}, p50 ${ms(pct(delivery, 50))} ms, p95 ${ms(pct(delivery, 95))} ms; on screen p95 ${ms(pct(toScreen, 95))} ms`);
+  log(
+    `SSE: delivered ${delivery.length}/${committed.size}, p50 ${ms(pct(delivery, 50))} ms, p95 ${ms(pct(delivery, 95))} ms; on screen p95 ${ms(pct(toScreen, 95))} ms`,
+  );
   await context.close();
   await writer.close();
   await browser.close();
@@ -294,11 +384,21 @@ async function main() {
 
   const results = {
     when: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? "", memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version, load_average_1m: { at_start: loadAtStart, at_end: Math.round(loadavg()[0] * 10) / 10 } },
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model ?? "",
+      memory_gb: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+      load_average_1m: { at_start: loadAtStart, at_end: Math.round(loadavg()[0] * 10) / 10 },
+    },
     store: { issues: ISSUES, events: filled.events, planned_issues: filled.planned.length, kind: "sqlite" },
     server_start_ms: ms(startup),
     index_ready_ms: ms(indexReady),
-    first_requests: { board_ms: ms(firstBoard.ms), stats_ms: ms(firstStats.ms), note: "the first reads after start; the stats wait for the whole log folded into the index (the board does not)" },
+    first_requests: {
+      board_ms: ms(firstBoard.ms),
+      stats_ms: ms(firstStats.ms),
+      note: "the first reads after start; the stats wait for the whole log folded into the index (the board does not)",
+    },
     page_load: {
       cold: { first_contentful_paint: stats(load.cold.fcp), board_drawn: stats(load.cold.drawn), note: "a new browser context (renderer process) per load" },
       warm: { first_contentful_paint: stats(load.warm.fcp), board_drawn: stats(load.warm.drawn), note: "the same tab loading the page again" },

@@ -25,16 +25,26 @@ const record = (key, label, value, unit, note) => {
 };
 
 // The test suite's GGUF writer, bundled for plain Node.
-await build({ entryPoints: [join(ROOT, "test/support/tiny-gguf.ts")], outfile: join(ROOT, "bench/.build/tiny-gguf.mjs"), format: "esm", platform: "node", logLevel: "error" });
+await build({
+  entryPoints: [join(ROOT, "test/support/tiny-gguf.ts")],
+  outfile: join(ROOT, "bench/.build/tiny-gguf.mjs"),
+  format: "esm",
+  platform: "node",
+  logLevel: "error",
+});
 const { writeTinyGguf, TINY_CHAT } = await import("./.build/tiny-gguf.mjs");
 const dir = mkdtempSync(join(tmpdir(), "dissent-bench-engine-"));
 const chat = writeTinyGguf(join(dir, "chat.gguf"), TINY_CHAT);
-const raw = writeTinyGguf(join(dir, "raw.gguf"), { contextLength: 8192 }); // no end token: generates until the limit
+const _raw = writeTinyGguf(join(dir, "raw.gguf"), { contextLength: 8192 }); // no end token: generates until the limit
 const wide = writeTinyGguf(join(dir, "wide.gguf"), { embd: 256, layers: 4, heads: 8, contextLength: 8192, seed: 3 });
 
 // ---------------------------------------------------------------- 1. load time (in process)
 const { createLlamaEngines, silentReporter } = await import("../dist/engines/llama-cpp/index.js");
-const engines = createLlamaEngines({ config: { source: "bench", baseDir: dir, modelsDir: join(dir, "models"), offline: false, providers: {} }, env: {}, reporter: silentReporter });
+const engines = createLlamaEngines({
+  config: { source: "bench", baseDir: dir, modelsDir: join(dir, "models"), offline: false, providers: {} },
+  env: {},
+  reporter: silentReporter,
+});
 const provider = (model, extra = {}) => ({ type: "llama-cpp", model, threads: THREADS, gpu: false, context_size: 4096, ...extra });
 let t = performance.now();
 const first = await engines.create("b", provider("./chat.gguf"), "m");
@@ -54,7 +64,15 @@ record("first_load_ms", "first model: import node-llama-cpp + start llama.cpp + 
 }
 
 // ---------------------------------------------------------------- 2. tokens per second
-const ask = (text, extra = {}) => ({ prompt: [{ role: "system", content: "You audit drafts." }, { role: "user", content: [{ type: "text", text }] }], temperature: 0, seed: 7, ...extra });
+const ask = (text, extra = {}) => ({
+  prompt: [
+    { role: "system", content: "You audit drafts." },
+    { role: "user", content: [{ type: "text", text }] },
+  ],
+  temperature: 0,
+  seed: 7,
+  ...extra,
+});
 async function rate(model, options, runs = 5) {
   const perSec = [];
   const prompt = [];

@@ -2,7 +2,7 @@
 // scripted model: wall time and dissent's own overhead per item. Goal: under 10 s for 60 items.
 // Writes bench/results.eval.json. Figures are medians of a few runs (shared machines are noisy).
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -43,7 +43,11 @@ const revisionReply = (draft) => {
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
 const textOf = (m) => (m.role === "system" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join(""));
 const instant = (id, answer) =>
-  new MockLanguageModelV3({ provider: "bench", modelId: id, doGenerate: async (o) => ({ content: [{ type: "text", text: answer(o) }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }) });
+  new MockLanguageModelV3({
+    provider: "bench",
+    modelId: id,
+    doGenerate: async (o) => ({ content: [{ type: "text", text: answer(o) }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }),
+  });
 
 const results = {};
 const rows = [];
@@ -70,7 +74,15 @@ const record = (key, label, value, unit, goal, pass) => {
   let calls = 0;
   // Run 0 warms the JIT (the CLI's first-run figure below is the cold number a user sees).
   for (let run = 0; run < 8; run++) {
-    const ctx = { router: fixedRouter({ challenger, executor }), cache: memoryCache(), cacheMode: "use", seed: 7, timeoutMs: 5000, maxRetries: 0, backoffMs: 1 };
+    const ctx = {
+      router: fixedRouter({ challenger, executor }),
+      cache: memoryCache(),
+      cacheMode: "use",
+      seed: 7,
+      timeoutMs: 5000,
+      maxRetries: 0,
+      backoffMs: 1,
+    };
     const t = performance.now();
     const report = await runGateEval(set, { calls: ctx });
     if (run > 0) walls.push(performance.now() - t);
@@ -91,7 +103,8 @@ const server = createServer(async (req, res) => {
   for await (const c of req) chunks.push(c);
   const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
   const assistant = body.messages.find((m) => m.role === "assistant");
-  const content = body.model === "chal" ? perfectReply(JSON.parse(body.messages.find((m) => m.role === "user").content)) : revisionReply(assistant?.content ?? "");
+  const content =
+    body.model === "chal" ? perfectReply(JSON.parse(body.messages.find((m) => m.role === "user").content)) : revisionReply(assistant?.content ?? "");
   res.writeHead(200, { "content-type": "application/json" });
   res.end(
     JSON.stringify({
@@ -109,7 +122,11 @@ const url = `http://127.0.0.1:${server.address().port}/v1`;
 const cli = (dir, args) =>
   new Promise((resolve, reject) => {
     const t = performance.now();
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, DISSENT_HOME: join(dir, "home") }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", HOME: dir, DISSENT_HOME: join(dir, "home") },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -123,7 +140,10 @@ let cliCalls = 0;
 for (let run = 0; run < 3; run++) {
   const dir = mkdtempSync(join(tmpdir(), "dissent-bench-eval-"));
   try {
-    writeFileSync(join(dir, "dissent.config.yaml"), `providers:\n  local: { type: openai-compatible, base_url: "${url}" }\nroutes:\n  executor: { primary: "local:exec" }\n  challenger: { primary: "local:chal" }\n`);
+    writeFileSync(
+      join(dir, "dissent.config.yaml"),
+      `providers:\n  local: { type: openai-compatible, base_url: "${url}" }\nroutes:\n  executor: { primary: "local:exec" }\n  challenger: { primary: "local:chal" }\n`,
+    );
     const first = await cli(dir, ["eval", "gate", "--json"]);
     cold.push(first.ms);
     cliCalls = JSON.parse(first.out).metrics.usage.network_calls;
@@ -149,6 +169,12 @@ record("cli_overhead_per_item_ms", "CLI: per item, first run, process start excl
 const doc = { measured_at: new Date().toISOString(), node: process.version, cpus: cpus().length, set: { name: set.name, items: set.items.length }, results };
 writeFileSync(OUT, `${JSON.stringify(doc, null, 2)}\n`);
 const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
-for (const r of rows) console.log(r.map((c, i) => String(c).padEnd(widths[i])).join("  ").trimEnd());
+for (const r of rows)
+  console.log(
+    r
+      .map((c, i) => String(c).padEnd(widths[i]))
+      .join("  ")
+      .trimEnd(),
+  );
 console.log(`\nwritten to ${OUT}`);
 if (Object.values(results).some((r) => r.pass === false)) process.exitCode = 1;

@@ -129,7 +129,8 @@ async function world(model, { postgresUrl, factory = "poll_interval_s: 0.5" } = 
     env,
     async issues(n) {
       const store = await open();
-      for (let i = 0; i < n; i++) await store.issues.create({ title: `Issue ${i + 1}: retry uploads on path ${i}`, body: "Uploads fail on flaky networks.", labels: ["dissent-find"] });
+      for (let i = 0; i < n; i++)
+        await store.issues.create({ title: `Issue ${i + 1}: retry uploads on path ${i}`, body: "Uploads fail on flaky networks.", labels: ["dissent-find"] });
       await store.close();
     },
     async statuses() {
@@ -175,7 +176,13 @@ async function once(w, concurrency, workers = 1) {
   const results = await Promise.all(runs.map((r) => r.done));
   for (const r of results) if (r.code !== 0) throw new Error(`factory exited ${r.code}: ${r.stderr}`);
   const lines = runs.flatMap((r) => r.lines);
-  return { lines, processWall: Date.now() - t0, planningWall: planningWall(lines), finished: lines.filter((l) => l.event === "finished").length, perWorker: runs.map((r) => r.lines.filter((l) => l.event === "finished").length) };
+  return {
+    lines,
+    processWall: Date.now() - t0,
+    planningWall: planningWall(lines),
+    finished: lines.filter((l) => l.event === "finished").length,
+    perWorker: runs.map((r) => r.lines.filter((l) => l.event === "finished").length),
+  };
 }
 
 /** Each issue's planning time (its `started` to its `finished`), in ms. */
@@ -209,9 +216,19 @@ try {
       w.cleanup();
     }
     through.push(median(samples));
-    record(`pg_issues_per_s_${workers}w`, `PostgreSQL, instant model: issues/s, ${workers} worker${workers > 1 ? "s" : ""} × concurrency 4`, median(samples), "issues/s");
+    record(
+      `pg_issues_per_s_${workers}w`,
+      `PostgreSQL, instant model: issues/s, ${workers} worker${workers > 1 ? "s" : ""} × concurrency 4`,
+      median(samples),
+      "issues/s",
+    );
   }
-  record("pg_2w_over_1w", `PostgreSQL: 2 workers / 1 worker throughput (${cpus().length} cores, model server and database on the same machine)`, through[1] / through[0], "×");
+  record(
+    "pg_2w_over_1w",
+    `PostgreSQL: 2 workers / 1 worker throughput (${cpus().length} cores, model server and database on the same machine)`,
+    through[1] / through[0],
+    "×",
+  );
 
   // 2. Instant model, one issue at a time: framework overhead per issue (model time ≈ 0), SQLite vs PostgreSQL.
   const overhead = {};
@@ -220,7 +237,12 @@ try {
     await w.issues(N);
     const r = await once(w, 1);
     overhead[kind] = r.planningWall / N;
-    record(`overhead_ms_per_issue_${kind}`, `${kind === "sqlite" ? "SQLite" : "PostgreSQL"}: framework time per issue (instant model, ${STAGES.length} stages + gate + reviewer, concurrency 1)`, overhead[kind], "ms");
+    record(
+      `overhead_ms_per_issue_${kind}`,
+      `${kind === "sqlite" ? "SQLite" : "PostgreSQL"}: framework time per issue (instant model, ${STAGES.length} stages + gate + reviewer, concurrency 1)`,
+      overhead[kind],
+      "ms",
+    );
     w.cleanup();
   }
   record("overhead_pg_over_sqlite", "PostgreSQL / SQLite framework time per issue", overhead.postgres / overhead.sqlite, "×");
@@ -243,7 +265,16 @@ try {
         return; // never answered
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "b", object: "chat.completion", created: 1, model: body.model, choices: [{ index: 0, message: { role: "assistant", content: agreeable(body.model) }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+      res.end(
+        JSON.stringify({
+          id: "b",
+          object: "chat.completion",
+          created: 1,
+          model: body.model,
+          choices: [{ index: 0, message: { role: "assistant", content: agreeable(body.model) }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
     });
     await new Promise((r) => hangServer.listen(0, "127.0.0.1", r));
     const cfg = join(w.dir, "dissent.config.yaml");
@@ -286,10 +317,25 @@ try {
     const r = { planningWall: median(walls) };
     const floor = (N * cp) / 8;
     const name = kind === "sqlite" ? "SQLite" : "PostgreSQL";
-    record(`critical_path_ms_${kind}`, `${name}, 100 ms model: one issue alone, median of 3 (the critical path: gate, 4 stages × producer→critics, reviewer)`, cp, "ms");
-    record(`wall_s_20_issues_c8_${kind}`, `${name}, 100 ms model: 20 issues at concurrency 8, first start to last finish (median of 2)`, r.planningWall / 1000, "s");
+    record(
+      `critical_path_ms_${kind}`,
+      `${name}, 100 ms model: one issue alone, median of 3 (the critical path: gate, 4 stages × producer→critics, reviewer)`,
+      cp,
+      "ms",
+    );
+    record(
+      `wall_s_20_issues_c8_${kind}`,
+      `${name}, 100 ms model: 20 issues at concurrency 8, first start to last finish (median of 2)`,
+      r.planningWall / 1000,
+      "s",
+    );
     record(`wall_over_floor_${kind}`, `${name}: that wall / (20 × critical path / 8)`, r.planningWall / floor, "×", "≤ 1.2", r.planningWall / floor <= 1.2);
-    record(`wall_over_whole_issue_floor_${kind}`, `${name}: that wall / (⌈20 / 8⌉ × critical path), the floor when issues are the unit of concurrency`, r.planningWall / (Math.ceil(N / 8) * cp), "×");
+    record(
+      `wall_over_whole_issue_floor_${kind}`,
+      `${name}: that wall / (⌈20 / 8⌉ × critical path), the floor when issues are the unit of concurrency`,
+      r.planningWall / (Math.ceil(N / 8) * cp),
+      "×",
+    );
   }
 } finally {
   await model.close();

@@ -49,7 +49,16 @@ function runCli(bin, args, cwd, home) {
 
 /** Every role routed to a model named after it, as the double expects; the default budget (30). */
 function config(url, roles) {
-  return ["providers:", `  local: { type: openai-compatible, base_url: "${url}" }`, "routes:", '  default: { primary: "local:default" }', ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`), "retry_backoff_ms: 10", "call_timeout_ms: 30000", ""].join("\n");
+  return [
+    "providers:",
+    `  local: { type: openai-compatible, base_url: "${url}" }`,
+    "routes:",
+    '  default: { primary: "local:default" }',
+    ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`),
+    "retry_backoff_ms: 10",
+    "call_timeout_ms: 30000",
+    "",
+  ].join("\n");
 }
 
 const median = (xs) => {
@@ -70,7 +79,14 @@ async function planAll(bin, double, bench, roles, label) {
     const id = created.stdout.trim();
     const r = await runCli(bin, ["issue", "plan", id, "--json"], dir, home);
     const out = r.code === 0 ? JSON.parse(r.stdout) : undefined;
-    issues.push({ kind: issue.kind, code: r.code, route: out?.route ?? "load_bearing", status: out?.status ?? "failed", calls: out?.calls ?? null, stages: out?.stages ?? [] });
+    issues.push({
+      kind: issue.kind,
+      code: r.code,
+      route: out?.route ?? "load_bearing",
+      status: out?.status ?? "failed",
+      calls: out?.calls ?? null,
+      stages: out?.stages ?? [],
+    });
   }
   rmSync(dir, { recursive: true, force: true });
   return issues;
@@ -126,7 +142,10 @@ export async function benchJudgment({ log = console.log } = {}) {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   if (!existsSync(join(ROOT, "dist", "cli", "bin.js"))) throw new Error("build first: npm run build");
   const r = await benchJudgment();
-  writeFileSync(join(ROOT, "bench", "results.judgment.json"), `${JSON.stringify({ baseline: BASELINE, profile: "small8b, seed 7, bench10", ...r }, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, "bench", "results.judgment.json"),
+    `${JSON.stringify({ baseline: BASELINE, profile: "small8b, seed 7, bench10", ...r }, null, 2)}\n`,
+  );
   const rows = [
     ["issues that end with a plan (%)", "with_plan_pct"],
     ["calls per load-bearing issue, median", "calls_per_load_bearing_median"],

@@ -28,7 +28,9 @@ const DRAFT = "Water boils at 100 degrees Celsius at sea level, always and every
 const REVISED = "Water boils at 100 degrees Celsius at sea level; at lower pressure it boils at a lower temperature.";
 const PASS = JSON.stringify({ concerns: [], verdict: "pass" });
 const WORK = JSON.stringify({
-  concerns: [{ evidence: "always and everywhere, whatever the pressure", category: "factual_risk", severity: "high", concern: "The boiling point depends on pressure." }],
+  concerns: [
+    { evidence: "always and everywhere, whatever the pressure", category: "factual_risk", severity: "high", concern: "The boiling point depends on pressure." },
+  ],
   verdict: "needs_work",
 });
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
@@ -85,7 +87,13 @@ async function bareWorkload() {
   const schema = jsonSchema({
     type: "object",
     properties: {
-      concerns: { type: "array", items: { type: "object", properties: { evidence: { type: "string" }, category: { type: "string" }, severity: { type: "string" }, concern: { type: "string" } } } },
+      concerns: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: { evidence: { type: "string" }, category: { type: "string" }, severity: { type: "string" }, concern: { type: "string" } },
+        },
+      },
       verdict: { type: "string", enum: ["pass", "needs_work"] },
     },
     required: ["concerns", "verdict"],
@@ -166,7 +174,7 @@ const summary = (b, runs) => ({ wall: median(b.wall), cpu: b.cpu / runs });
 async function solo(a, b, runs) {
   const ta = bucket();
   const tb = bucket();
-  for (let i = 0; i < 100; i++) (await a(), await b());
+  for (let i = 0; i < 100; i++) await a(), await b();
   for (let done = 0; done < runs; done += 100) {
     for (let i = 0; i < 100; i++) await timed(a, ta);
     for (let i = 0; i < 100; i++) await timed(b, tb);
@@ -178,10 +186,10 @@ async function solo(a, b, runs) {
 async function interleaved(a, b, runs) {
   const ta = bucket();
   const tb = bucket();
-  for (let i = 0; i < 100; i++) (await a(), await b());
+  for (let i = 0; i < 100; i++) await a(), await b();
   for (let i = 0; i < runs; i++) {
-    if (i % 2) (await timed(b, tb), await timed(a, ta));
-    else (await timed(a, ta), await timed(b, tb));
+    if (i % 2) await timed(b, tb), await timed(a, ta);
+    else await timed(a, ta), await timed(b, tb);
   }
   return { a: summary(ta, runs), b: summary(tb, runs) };
 }
@@ -197,7 +205,8 @@ function compare(key, label, r, goal) {
 // ------------------------------------------------------------------ a child process: heap after GC, timers left
 if (args[0] === "--heap-child") {
   const which = args[1];
-  const make = which === "bare" ? bareWorkload : which === "middleware" ? middlewareWorkload : () => gateWorkload(which === "gate-module" ? "module" : "dissent");
+  const make =
+    which === "bare" ? bareWorkload : which === "middleware" ? middlewareWorkload : () => gateWorkload(which === "gate-module" ? "module" : "dissent");
   const fn = (await make())("needs_work");
   for (let i = 0; i < RUNS; i++) await fn();
   const timers = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
@@ -249,16 +258,40 @@ function du(dir) {
 function installSize() {
   const work = mkdtempSync(join(tmpdir(), "dissent-install-"));
   try {
-    const packed = JSON.parse(execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }))[0];
+    const packed = JSON.parse(
+      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
+        cwd: ROOT,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      }),
+    )[0];
     const measure = (name, spec) => {
       const dir = join(work, name);
       execFileSync("mkdir", ["-p", dir]);
       writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `scratch-${name}`, private: true }));
-      execFileSync("npm", ["install", spec, "--omit=optional", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", "--fetch-timeout=30000", "--fetch-retries=1"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], timeout: 300_000 });
+      execFileSync(
+        "npm",
+        [
+          "install",
+          spec,
+          "--omit=optional",
+          "--omit=dev",
+          "--ignore-scripts",
+          "--no-audit",
+          "--no-fund",
+          "--loglevel=error",
+          "--fetch-timeout=30000",
+          "--fetch-retries=1",
+        ],
+        { cwd: dir, stdio: ["ignore", "ignore", "pipe"], timeout: 300_000 },
+      );
       return du(join(dir, "node_modules"));
     };
     const dissent = measure("dissent", join(work, packed.filename));
-    const sdk = measure("ai", "ai@" + JSON.parse(execFileSync("node", ["-p", "JSON.stringify(require('./node_modules/ai/package.json').version)"], { cwd: ROOT, encoding: "utf8" })));
+    const sdk = measure(
+      "ai",
+      "ai@" + JSON.parse(execFileSync("node", ["-p", "JSON.stringify(require('./node_modules/ai/package.json').version)"], { cwd: ROOT, encoding: "utf8" })),
+    );
     return { dissent, sdk, tarball_mb: packed.size / 1e6, unpacked_mb: packed.unpackedSize / 1e6 };
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -59,7 +59,10 @@ const record = (key, label, value, unit, goal, pass) => {
 {
   const DRAFT = "Water boils at 100 °C at sea level.";
   const PASS = JSON.stringify({ verdict: "pass", concerns: [] });
-  const WORK = JSON.stringify({ verdict: "needs_work", concerns: [{ category: "missing_verification", severity: "low", evidence: "", concern: "cite a source" }] });
+  const WORK = JSON.stringify({
+    verdict: "needs_work",
+    concerns: [{ category: "missing_verification", severity: "low", evidence: "", concern: "cite a source" }],
+  });
   const executor = instant("exec", DRAFT);
   // The floor: one bare generateText call on the same instant model.
   const floor = await timeIt(() => generateText({ model: executor, prompt: "Why does water boil?", temperature: 0, seed: 7, maxRetries: 0 }), { runs: 400 });
@@ -82,7 +85,9 @@ const record = (key, label, value, unit, goal, pass) => {
   const critics = ["a", "b", "c"].map((role) => ({
     role,
     // a different grounded CRITICAL every round: the loop runs all four rounds
-    review: async (a, { round: r }) => ({ findings: [{ evidence: a, severity: "CRITICAL", concern: `problem number ${r} of kind ${role === "a" ? "alpha" : "beta"}`, category: "x" }] }),
+    review: async (a, { round: r }) => ({
+      findings: [{ evidence: a, severity: "CRITICAL", concern: `problem number ${r} of kind ${role === "a" ? "alpha" : "beta"}`, category: "x" }],
+    }),
   }));
   const loop = new AdversarialRetryLoop(async ({ round }) => ({ artifact: `draft ${round}` }), critics);
   const ctx = () => ({ issueId: null, cycle: 1, concernId: () => `ID-${++n}` });
@@ -135,7 +140,14 @@ async function fullIssue(delayMs) {
   const slowWalls = [];
   for (let i = 0; i < 3; i++) slowWalls.push((await fullIssue(DELAY)).wall);
   const slowWall = median(slowWalls);
-  record("issue_100ms_wall_ms", `full issue, 100 ms per call (critical path ${critical} ms)`, slowWall, "ms", `≤ ${Math.round(critical * 1.1)} ms (1.1×)`, slowWall <= critical * 1.1);
+  record(
+    "issue_100ms_wall_ms",
+    `full issue, 100 ms per call (critical path ${critical} ms)`,
+    slowWall,
+    "ms",
+    `≤ ${Math.round(critical * 1.1)} ms (1.1×)`,
+    slowWall <= critical * 1.1,
+  );
   results.issue_100ms_ratio = { value: round(slowWall / critical), unit: "× critical path" };
 }
 
@@ -171,7 +183,16 @@ function runCli(args, cwd, env = {}) {
       const model = JSON.parse(body).model;
       const content = model === "chal" ? JSON.stringify({ verdict: "pass", concerns: [] }) : "Water boils at 100 °C at sea level.";
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ id: "x", object: "chat.completion", created: 1, model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 } }));
+      res.end(
+        JSON.stringify({
+          id: "x",
+          object: "chat.completion",
+          created: 1,
+          model,
+          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+          usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
+        }),
+      );
     });
     await new Promise((r) => server.listen(0, "127.0.0.1", r));
     const port = server.address().port;
@@ -212,7 +233,11 @@ results.bench_peak_rss_mb = { value: round(process.memoryUsage().rss / 2 ** 20, 
 rows.push(["bench process RSS at end", `${results.bench_peak_rss_mb.value} MiB`, "", ""]);
 
 const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length), ["measure", "median", "goal", ""][i].length));
-const line = (r) => r.map((c, i) => String(c).padEnd(width[i])).join("  ").trimEnd();
+const line = (r) =>
+  r
+    .map((c, i) => String(c).padEnd(width[i]))
+    .join("  ")
+    .trimEnd();
 console.log(line(["measure", "median", "goal", ""]));
 for (const r of rows) console.log(line(r));
 

@@ -10,7 +10,13 @@ const REVISED =
 const AUDIT = {
   verdict: "needs_work",
   concerns: [
-    { category: "factual_risk", severity: "critical", evidence: "most adults can take 8 g a day", concern: "8 g a day is twice the usual maximum daily dose.", suggested_fix: "State the labelled maximum and advise checking it." },
+    {
+      category: "factual_risk",
+      severity: "critical",
+      evidence: "most adults can take 8 g a day",
+      concern: "8 g a day is twice the usual maximum daily dose.",
+      suggested_fix: "State the labelled maximum and advise checking it.",
+    },
     { category: "unverifiable_claim", severity: "high", evidence: "completely safe at any dose", concern: "No medicine is safe at any dose." },
   ],
 };
@@ -34,13 +40,26 @@ function answer(model, messages) {
     case "plan.tester":
       return JSON.stringify({
         findings: last.includes("Ship it.")
-          ? [{ evidence: "Wrap `request()` in a retry loop.", severity: "CRITICAL", category: "test_gap", concern: "No test shows a retried request succeeding or giving up." }]
+          ? [
+              {
+                evidence: "Wrap `request()` in a retry loop.",
+                severity: "CRITICAL",
+                category: "test_gap",
+                concern: "No test shows a retried request succeeding or giving up.",
+              },
+            ]
           : [],
       });
     case "plan.risk_skeptic":
       return JSON.stringify({ findings: [{ severity: "MEDIUM", category: "risk", concern: "Retrying non-idempotent POSTs can duplicate writes." }] });
     case "spec.ac_generator":
-      return JSON.stringify({ acceptance_criteria: ["A 503 followed by a 200 returns the 200 response", "Three 503s in a row raise the last error", "A 429 with Retry-After: 2 waits two seconds before retrying"] });
+      return JSON.stringify({
+        acceptance_criteria: [
+          "A 503 followed by a 200 returns the 200 response",
+          "Three 503s in a row raise the last error",
+          "A 429 with Retry-After: 2 waits two seconds before retrying",
+        ],
+      });
     default:
       return JSON.stringify({ findings: [] });
   }

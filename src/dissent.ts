@@ -140,16 +140,24 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   let engines: Promise<{ engines: LlamaEngines; limits: <C extends Pick<Config, "providers">>(c: C) => C }> | undefined;
   const enginesOf = () =>
     (engines ??= import("./engines/llama-cpp/index.js").then((m) => ({
-      engines: m.createLlamaEngines({ config, env, reporter: opts.onDownload ?? m.streamReporter(process.stderr), known: knownDefaultModel, ...(opts.signal ? { signal: opts.signal } : {}) }),
+      engines: m.createLlamaEngines({
+        config,
+        env,
+        reporter: opts.onDownload ?? m.streamReporter(process.stderr),
+        known: knownDefaultModel,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      }),
       limits: m.withEngineLimits,
     })));
   /** Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call. */
   const prepareModels = async (roles: readonly string[]) => {
     if (!local) return;
-    const targets = roles.flatMap((role) => routeSpecs(config, role)).flatMap((s) => {
-      const p = config.providers[s.provider];
-      return p ? [{ name: s.provider, p, model: s.model }] : [];
-    });
+    const targets = roles
+      .flatMap((role) => routeSpecs(config, role))
+      .flatMap((s) => {
+        const p = config.providers[s.provider];
+        return p ? [{ name: s.provider, p, model: s.model }] : [];
+      });
     await (await enginesOf()).engines.prepare(targets, config.source === "defaults" ? embeddedIntro(env) : undefined);
   };
   let router: Router | undefined;
@@ -236,16 +244,21 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const runId = randomUUID();
       const s = await storeOf();
       const trace = (await telemetryOf())?.run(runId, audit);
-      const ctx = await callContext(mode, { runId, emit: (e) => s.append([e]).then(() => undefined), ...(trace ? { observe: trace.observer(opts.onCall) } : {}) });
-      const gate = () => auditGate(
-        {
-          prompt: input.prompt,
-          constraints: [...config.constraints, ...(input.constraints ?? []).map((c) => textOrFile(c, cwd, "constraint file"))],
-          policies: [...config.policies, ...(input.policies ?? []).map((p) => textOrFile(p, cwd))],
-          audit,
-        },
-        { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
-      );
+      const ctx = await callContext(mode, {
+        runId,
+        emit: (e) => s.append([e]).then(() => undefined),
+        ...(trace ? { observe: trace.observer(opts.onCall) } : {}),
+      });
+      const gate = () =>
+        auditGate(
+          {
+            prompt: input.prompt,
+            constraints: [...config.constraints, ...(input.constraints ?? []).map((c) => textOrFile(c, cwd, "constraint file"))],
+            policies: [...config.policies, ...(input.policies ?? []).map((p) => textOrFile(p, cwd))],
+            audit,
+          },
+          { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
+        );
       const result = await (trace ? trace.wrap(gate) : gate());
       const costs = result.calls.map((c) => c.cost_usd);
       return {
@@ -277,19 +290,20 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
       const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
-      const planned = () => plan(id.replace(/^#/, ""), {
-        store: s,
-        tracker: t,
-        calls,
-        maxCalls: config.budget.maxCallsPerIssue,
-        maxUsd: config.budget.maxUsdPerIssue,
-        knownGaps: knownGapsFor(config, s, warn),
-        warn,
-        ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-        ...(hooks ? { onProgress: hooks.onProgress, onVote: hooks.onVote } : {}),
-        ...(o.holder ? { holder: o.holder } : {}),
-        ...(o.lease ? { lease: o.lease } : {}),
-      });
+      const planned = () =>
+        plan(id.replace(/^#/, ""), {
+          store: s,
+          tracker: t,
+          calls,
+          maxCalls: config.budget.maxCallsPerIssue,
+          maxUsd: config.budget.maxUsdPerIssue,
+          knownGaps: knownGapsFor(config, s, warn),
+          warn,
+          ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+          ...(hooks ? { onProgress: hooks.onProgress, onVote: hooks.onVote } : {}),
+          ...(o.holder ? { holder: o.holder } : {}),
+          ...(o.lease ? { lease: o.lease } : {}),
+        });
       return trace ? trace.wrap(planned) : planned();
     },
 
@@ -321,7 +335,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         const stateAdds = add.filter((l): l is StateLabel => (STATE_LABELS as readonly string[]).includes(l));
         if (stateAdds.length > 1) throw new UsageError(`give one state label at a time, not ${stateAdds.join(" and ")}`);
         if (stateAdds[0]) {
-          const move = transition(issue.labels.filter((l) => !remove.includes(l)), stateAdds[0], issue.id);
+          const move = transition(
+            issue.labels.filter((l) => !remove.includes(l)),
+            stateAdds[0],
+            issue.id,
+          );
           remove.push(...move.remove);
         }
         const labels = await t.setLabels(issue.id, { add, remove });
@@ -339,7 +357,12 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     async close() {
       if (telemetry) await (await telemetry)?.shutdown(); // spans are flushed before the CLI exits
       // A store that never opened has nothing to close: its error already reached the call that opened it.
-      const opened = store ? await store.then((s) => s, () => undefined) : undefined;
+      const opened = store
+        ? await store.then(
+            (s) => s,
+            () => undefined,
+          )
+        : undefined;
       await opened?.close();
       if (engines) await (await engines).engines.dispose();
     },

@@ -27,7 +27,10 @@ const CONTRACTIONS: [RegExp, string][] = [
 
 /** Lower-cased, accent-free words with contractions expanded ("doesn't" → "does not"). */
 export function words(text: string): string[] {
-  let s = text.normalize("NFKD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
+  let s = text
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase();
   s = s.replace(/['’]s\b/g, ""); // possessive: "the path's test" = "the path test"
   for (const [re, to] of CONTRACTIONS) s = s.replace(re, to);
   // Any script's letters and digits are words: a Cyrillic or Chinese concern must not hash to nothing.

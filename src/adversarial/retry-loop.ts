@@ -293,7 +293,9 @@ export class AdversarialRetryLoop<A> {
     const silent = this.critics.filter((c) => rounds > 0 && (failedRounds.get(c.role) ?? 0) >= rounds);
     if (silent.length < this.critics.length) {
       for (const c of silent) {
-        extra.push(synthetic("review_incomplete", "MEDIUM", `Critic ${c.role} failed in every round of ${stage.stage}, so its lane was not reviewed`, "", c.role));
+        extra.push(
+          synthetic("review_incomplete", "MEDIUM", `Critic ${c.role} failed in every round of ${stage.stage}, so its lane was not reviewed`, "", c.role),
+        );
       }
     }
 
@@ -303,7 +305,13 @@ export class AdversarialRetryLoop<A> {
     const forwarded = [...extra, ...unresolved, ...advisory.filter((c) => !blockingFps.has(c.fingerprint))];
     for (const c of extra) raised.add(c.fingerprint);
     for (const concern of forwarded) {
-      const reason = extra.includes(concern) ? (outcome === "converged" || outcome === "exhausted" || outcome === "oscillation" ? "advisory" : outcome) : blockingFps.has(concern.fingerprint) ? outcome : "advisory";
+      const reason = extra.includes(concern)
+        ? outcome === "converged" || outcome === "exhausted" || outcome === "oscillation"
+          ? "advisory"
+          : outcome
+        : blockingFps.has(concern.fingerprint)
+          ? outcome
+          : "advisory";
       emit({ type: "ConcernForwarded", issue_id: ctx.issueId, concern, reason: reason === "converged" ? "advisory" : reason });
     }
 

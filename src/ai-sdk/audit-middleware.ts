@@ -88,7 +88,11 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
     draft: string,
     revise: (concerns: ShownConcern[]) => Promise<Revision<R>>,
   ): Promise<AuditStepResult<R>> =>
-    auditDraft(new PassLimits(), { prompt: promptText(params.prompt), draft, constraints, policies }, { call: challengerCall(params.abortSignal), revise, warn });
+    auditDraft(
+      new PassLimits(),
+      { prompt: promptText(params.prompt), draft, constraints, policies },
+      { call: challengerCall(params.abortSignal), revise, warn },
+    );
 
   /** The usage of every call made: the draft's, the challenger's and the revision's (when one was asked for). */
   const totalUsage = (draft: LanguageModelV3Usage, step: AuditStepResult<unknown>, revision: LanguageModelV3Usage | undefined) => {

@@ -6,9 +6,7 @@ import type { LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/prov
  * a tool's output — it would flag them as unverifiable, or pass what it cannot see.
  */
 export function promptHoldsTools(prompt: LanguageModelV3Prompt): boolean {
-  return prompt.some(
-    (m) => m.role === "tool" || (m.role === "assistant" && m.content.some((p) => p.type === "tool-call" || p.type === "tool-result")),
-  );
+  return prompt.some((m) => m.role === "tool" || (m.role === "assistant" && m.content.some((p) => p.type === "tool-call" || p.type === "tool-result")));
 }
 
 const LABEL: Record<LanguageModelV3Message["role"], string> = { system: "System", user: "User", assistant: "Assistant", tool: "Tool" };

@@ -14,7 +14,9 @@ const NO_CONVERSATION: ModelRequest = { system: "", messages: [] };
  */
 export function revisionParams(params: LanguageModelV3CallOptions, draft: string, concerns: readonly ShownConcern[]): LanguageModelV3CallOptions {
   const tail: LanguageModelV3Message[] = revisionRequest(NO_CONVERSATION, draft, concerns).messages.map((m) =>
-    m.role === "assistant" ? { role: "assistant", content: [{ type: "text", text: m.content }] } : { role: "user", content: [{ type: "text", text: m.content }] },
+    m.role === "assistant"
+      ? { role: "assistant", content: [{ type: "text", text: m.content }] }
+      : { role: "user", content: [{ type: "text", text: m.content }] },
   );
   const revised: LanguageModelV3CallOptions = { ...params, prompt: [...params.prompt, ...tail] };
   delete revised.tools;

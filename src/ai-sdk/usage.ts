@@ -31,7 +31,12 @@ export function usageOfRecord(r: CallRecord): LanguageModelV3Usage {
 }
 
 /** The call record of one of the wrapped model's own calls (the draft, the revision). */
-export function wrappedRecord(role: "executor" | "revision", model: { provider: string; modelId: string }, started: number, usage: LanguageModelV3Usage | undefined): CallRecord {
+export function wrappedRecord(
+  role: "executor" | "revision",
+  model: { provider: string; modelId: string },
+  started: number,
+  usage: LanguageModelV3Usage | undefined,
+): CallRecord {
   return {
     role,
     provider: model.provider,

@@ -58,10 +58,12 @@ export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): 
   const events: NewEvent[] = [];
   // Recorded even with no gap: the merge itself is on the record, and "none" is an answer.
   events.push({ type: "ShippedWithKnownGap", issue_id: id, pr, concerns: gaps, wiki_entries: written });
-  if (change.add.length || remove.length) events.push({ type: "LabelChanged", issue_id: id, added: change.add, removed: remove.filter((l) => issue.labels.includes(l)), labels });
+  if (change.add.length || remove.length)
+    events.push({ type: "LabelChanged", issue_id: id, added: change.add, removed: remove.filter((l) => issue.labels.includes(l)), labels });
   await deps.store.transaction(async (tx) => {
     await tx.append(events);
-    const current = (await tx.plan(id)) ?? row ?? { issue_id: id, cycle: 0, route: null, route_reason: null, calls: 0, cost_usd: 0, concern_seq: 0, status: "new" as const };
+    const current = (await tx.plan(id)) ??
+      row ?? { issue_id: id, cycle: 0, route: null, route_reason: null, calls: 0, cost_usd: 0, concern_seq: 0, status: "new" as const };
     await tx.savePlan({ ...current, status: "fixed" });
   });
   await deps.tracker.recordMerged(id, pr, gaps);
@@ -81,7 +83,9 @@ export async function resolveConcern(
   if (!concern) {
     const done = state.addressed_concerns.some((r) => r.concern_id === concernId);
     throw new UsageError(
-      done ? `concern ${concernId} of issue ${issueId} is already resolved` : `issue ${issueId} has no pending concern ${concernId} (dissent issue show ${issueId} lists them)`,
+      done
+        ? `concern ${concernId} of issue ${issueId} is already resolved`
+        : `issue ${issueId} has no pending concern ${concernId} (dissent issue show ${issueId} lists them)`,
     );
   }
   const resolution: ConcernResolution = {

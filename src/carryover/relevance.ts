@@ -8,7 +8,6 @@ import { readWiki, searchableText, type WikiEntry } from "./wiki.js";
 /** A query must share at least this many distinct (stemmed, non-stop) terms with an entry to be relevant. */
 const MIN_SHARED_TERMS = 2;
 
-
 /**
  * Ranks non-stale wiki entries against an issue's text with a lexical search (minisearch, BM25),
  * keeping at most `maxEntries` within `maxChars`. An unrelated issue gets none.

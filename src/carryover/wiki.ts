@@ -99,7 +99,12 @@ export function parseEntry(raw: string, path: string, entryId?: string): WikiEnt
 const MAX_SLUG = 48;
 
 function slug(text: string): string {
-  const words = text.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-|-$/g, "").split("-").slice(0, 8);
+  const words = text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-|-$/g, "")
+    .split("-")
+    .slice(0, 8);
   let out = "";
   for (const w of words) {
     const next = out ? `${out}-${w}` : w;
@@ -135,8 +140,7 @@ export function updateFrontMatter(raw: string, changes: Record<string, unknown>)
       const old = front.slice(range[0], range[1]);
       // A block list's range runs to the next key: keep the line break (and anything blank) it ends with.
       edits.push({ from: range[0], to: range[1], text: inline(value) + (/\s*$/.exec(old)?.[0] ?? "") });
-    }
-    else added.push(`${key}: ${inline(value)}`);
+    } else added.push(`${key}: ${inline(value)}`);
   }
   let updated = front;
   for (const e of edits.sort((a, b) => b.from - a.from)) updated = updated.slice(0, e.from) + e.text + updated.slice(e.to);
@@ -188,7 +192,14 @@ function entryText(c: Concern, pr: number, issueId: string, at: string): string 
  * Writes (or updates) the entry for a shipped gap (ADR-0064 "Carryover"). The same gap shipped
  * again — same fingerprint — updates its entry, listing every PR; the same PR twice changes nothing.
  */
-export async function upsertGap(wiki: WikiPort, existing: readonly WikiEntry[], c: Concern, pr: number, issueId: string, at: string): Promise<{ id: string; changed: boolean }> {
+export async function upsertGap(
+  wiki: WikiPort,
+  existing: readonly WikiEntry[],
+  c: Concern,
+  pr: number,
+  issueId: string,
+  at: string,
+): Promise<{ id: string; changed: boolean }> {
   const known = existing.find((e) => e.fingerprint === c.fingerprint);
   if (known) {
     if (known.prs.includes(pr) && known.issues.includes(issueId) && !known.stale) return { id: known.id, changed: false };

@@ -12,7 +12,8 @@ export async function cacheClear(opts: Common & { olderThan?: string }, io: Io):
   return withDissent(opts, io, async (d) => {
     const removed = await (await d.store()).cache.clear(days);
     if (opts.json) json(io, { removed });
-    else io.stdout(`removed ${removed} cached repl${removed === 1 ? "y" : "ies"}${days !== undefined ? ` older than ${days} day${days === 1 ? "" : "s"}` : ""}\n`);
+    else
+      io.stdout(`removed ${removed} cached repl${removed === 1 ? "y" : "ies"}${days !== undefined ? ` older than ${days} day${days === 1 ? "" : "s"}` : ""}\n`);
     return 0;
   });
 }

@@ -46,7 +46,12 @@ export function callLine(c: ObservedCall): string {
  * Builds the library's wiring for one command, points the process's sinks at its redactor, runs
  * `fn`, reports errors in the one-line format, and closes the store.
  */
-export async function withDissent(opts: Common, io: Io, fn: (d: Dissent, status: StatusLine) => Promise<number>, o: { readOnly?: boolean } = {}): Promise<number> {
+export async function withDissent(
+  opts: Common,
+  io: Io,
+  fn: (d: Dissent, status: StatusLine) => Promise<number>,
+  o: { readOnly?: boolean } = {},
+): Promise<number> {
   const status = new StatusLine(io);
   let d: Dissent | undefined;
   try {

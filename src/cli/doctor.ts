@@ -50,7 +50,7 @@ async function getJson(url: string, headers: Record<string, string>): Promise<{ 
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
     const text = await res.text();
-    let body: unknown = undefined;
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (e) {
@@ -75,13 +75,20 @@ function modelIds(body: unknown): string[] | undefined {
 const listed = (ids: readonly string[], model: string) => ids.some((id) => id === model || id.startsWith(`${model}-`) || id === `${model}:latest`);
 
 /** Reachable, key accepted, model present — for a provider reached over HTTP. */
-async function checkRemote(p: ProviderConfig, model: string, key: string | undefined, headers: Record<string, string>, keyHint: string | undefined): Promise<TargetCheck> {
+async function checkRemote(
+  p: ProviderConfig,
+  model: string,
+  key: string | undefined,
+  headers: Record<string, string>,
+  keyHint: string | undefined,
+): Promise<TargetCheck> {
   const base = ("base_url" in p && p.base_url ? p.base_url : PROVIDERS[p.type].defaultUrl).replace(/\/+$/, "");
   const auth: Record<string, string> =
     p.type === "anthropic" ? { ...(key ? { "x-api-key": key } : {}), "anthropic-version": "2023-06-01" } : key ? { authorization: `Bearer ${key}` } : {};
   const got = await getJson(`${base}/models`, { ...auth, ...headers });
   if ("unreachable" in got) return { ok: false, detail: `unreachable: ${base} (${got.unreachable})` };
-  if (got.status === 401 || got.status === 403) return { ok: false, detail: `reachable · the key was refused (${got.status})${keyHint ? `: check ${keyHint}` : ""}` };
+  if (got.status === 401 || got.status === 403)
+    return { ok: false, detail: `reachable · the key was refused (${got.status})${keyHint ? `: check ${keyHint}` : ""}` };
   let ids = got.status === 200 ? modelIds(got.body) : undefined;
   if (!ids && p.type === "openai-compatible") {
     // Ollama's own listing, when its OpenAI-compatible one is missing.
@@ -129,7 +136,10 @@ async function probeJson(target: ModelTarget, timeoutMs: number): Promise<Target
 }
 
 /** Checks every configured route; targets named by several routes are checked once. */
-export async function checkConfiguredRoutes(config: Config, env: Record<string, string | undefined>): Promise<{ rows: RouteCheck[]; dispose(): Promise<void> }> {
+export async function checkConfiguredRoutes(
+  config: Config,
+  env: Record<string, string | undefined>,
+): Promise<{ rows: RouteCheck[]; dispose(): Promise<void> }> {
   const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
   const engineModule = local ? await import("../engines/llama-cpp/index.js") : undefined;
   const engines = engineModule?.createLlamaEngines({ config, env, reporter: engineModule.silentReporter });
@@ -153,7 +163,10 @@ export async function checkConfiguredRoutes(config: Config, env: Record<string, 
       }
       if (!located.present) {
         return located.ref.kind === "hf"
-          ? { ok: false, detail: `${located.ref.uri} not downloaded yet: the first run downloads it${config.offline ? " (but offline is set)" : ""}, or place it at ${located.path}` }
+          ? {
+              ok: false,
+              detail: `${located.ref.uri} not downloaded yet: the first run downloads it${config.offline ? " (but offline is set)" : ""}, or place it at ${located.path}`,
+            }
           : { ok: false, detail: `model file not found: ${located.path}` };
       }
       const problem = engineModule?.modelFileProblem(located.path, `providers.${provider}`);
@@ -184,11 +197,17 @@ export async function checkConfiguredRoutes(config: Config, env: Record<string, 
 
   const rows: Promise<RouteCheck>[] = [];
   for (const [role, r] of Object.entries(config.routes)) {
-    for (const [which, spec] of [["primary", r.primary], ["secondary", r.secondary]] as const) {
+    for (const [which, spec] of [
+      ["primary", r.primary],
+      ["secondary", r.secondary],
+    ] as const) {
       if (!spec) continue;
       let c = checks.get(spec);
       if (!c) {
-        c = checkTarget(role, which, spec).catch((e: unknown) => ({ ok: false, detail: DissentError.isInstance(e) ? messageOf(e) : `check failed: ${errorLine(e)}` }));
+        c = checkTarget(role, which, spec).catch((e: unknown) => ({
+          ok: false,
+          detail: DissentError.isInstance(e) ? messageOf(e) : `check failed: ${errorLine(e)}`,
+        }));
         checks.set(spec, c);
       }
       rows.push(c.then((t) => ({ route: role, which, target: spec, ok: t.ok, detail: t.detail })));
@@ -208,7 +227,12 @@ export async function doctorCommand(flags: Common, io: Io): Promise<number> {
     json(io, { config: config.source, ok, routes: rows });
   } else {
     io.stdout(`config: ${config.source}\n`);
-    io.stdout(table(["ROUTE", "TARGET", "STATUS", "CHECKS"], rows.map((r) => [r.which === "primary" ? r.route : `${r.route} (secondary)`, r.target, r.ok ? "ok" : "FAIL", r.detail])));
+    io.stdout(
+      table(
+        ["ROUTE", "TARGET", "STATUS", "CHECKS"],
+        rows.map((r) => [r.which === "primary" ? r.route : `${r.route} (secondary)`, r.target, r.ok ? "ok" : "FAIL", r.detail]),
+      ),
+    );
   }
   return ok ? 0 : 1;
 }

@@ -72,12 +72,20 @@ export function reportTable(r: EvalReport): string {
   const extra: string[] = [];
   if (r.kind === "dissent.eval.gate") {
     const c = r.metrics.verdict_confusion;
-    extra.push(`verdicts: clean drafts ${c.pass.pass} pass / ${c.pass.needs_work} needs_work / ${c.pass.failed} failed · defective drafts ${c.needs_work.pass} pass / ${c.needs_work.needs_work} needs_work / ${c.needs_work.failed} failed`);
+    extra.push(
+      `verdicts: clean drafts ${c.pass.pass} pass / ${c.pass.needs_work} needs_work / ${c.pass.failed} failed · defective drafts ${c.needs_work.pass} pass / ${c.needs_work.needs_work} needs_work / ${c.needs_work.failed} failed`,
+    );
   } else {
     const s = r.metrics.status;
-    extra.push(`status: ${s.ready} ready · ${s.needs_replan} needs_replan · ${s.hitl} hitl · ${s.failed} failed${r.metrics.judge_unreadable ? ` · ${r.metrics.judge_unreadable} judgments unreadable` : ""}`);
+    extra.push(
+      `status: ${s.ready} ready · ${s.needs_replan} needs_replan · ${s.hitl} hitl · ${s.failed} failed${r.metrics.judge_unreadable ? ` · ${r.metrics.judge_unreadable} judgments unreadable` : ""}`,
+    );
     for (const [stage, st] of Object.entries(r.metrics.stages)) {
-      extra.push(`  ${stage}: ${st.runs} runs, ${st.mean_rounds.toFixed(2)} rounds on average; ${Object.entries(st.outcomes).map(([o, n]) => `${n} ${o}`).join(", ")}`);
+      extra.push(
+        `  ${stage}: ${st.runs} runs, ${st.mean_rounds.toFixed(2)} rounds on average; ${Object.entries(st.outcomes)
+          .map(([o, n]) => `${n} ${o}`)
+          .join(", ")}`,
+      );
     }
   }
   return `${head}${table(["metric", "value", "95% interval", "n"], rows)}${extra.join("\n")}\n${usageLine(r.metrics.usage)}\n`;
@@ -89,13 +97,22 @@ const signed = (v: number | null) => (v === null ? "–" : `${v > 0 ? "+" : ""}$
 export function comparisonTable(c: Comparison): string {
   const models = (m: Record<string, string>) => Object.values(m).join(", ");
   const head = `dissent eval compare · A ${c.a.file} (${models(c.a.models)}) · B ${c.b.file} (${models(c.b.models)}) · ${c.paired} paired items${c.only_a || c.only_b ? ` (${c.only_a} only in A, ${c.only_b} only in B, left out)` : ""}\n`;
-  const rows = c.rates.filter((r) => !r.key.includes(".") || r.a !== null || r.b !== null).map((r) => [r.label, formatValue(r.a), formatValue(r.b), signed(r.diff), formatCi(r.ci)]);
+  const rows = c.rates
+    .filter((r) => !r.key.includes(".") || r.a !== null || r.b !== null)
+    .map((r) => [r.label, formatValue(r.a), formatValue(r.b), signed(r.diff), formatCi(r.ci)]);
   const lines = [table(["metric", "A", "B", "B - A", "95% interval of B - A"], rows).trimEnd()];
   if (c.mcnemar) {
     const m = c.mcnemar;
-    lines.push(`McNemar (verdict accuracy): p = ${m.p < 0.001 ? m.p.toExponential(2) : m.p.toFixed(3)} (${m.method === "exact" ? "exact binomial" : `chi-square ${formatValue(m.statistic)}, continuity-corrected`}; ${m.b} items only A judged right, ${m.c} only B)`);
+    lines.push(
+      `McNemar (verdict accuracy): p = ${m.p < 0.001 ? m.p.toExponential(2) : m.p.toFixed(3)} (${m.method === "exact" ? "exact binomial" : `chi-square ${formatValue(m.statistic)}, continuity-corrected`}; ${m.b} items only A judged right, ${m.c} only B)`,
+    );
   }
-  lines.push(table(["count", "A", "B", "B - A"], c.usage.map((u) => [u.key, formatValue(u.a), formatValue(u.b), signed(u.diff)])).trimEnd());
+  lines.push(
+    table(
+      ["count", "A", "B", "B - A"],
+      c.usage.map((u) => [u.key, formatValue(u.a), formatValue(u.b), signed(u.diff)]),
+    ).trimEnd(),
+  );
   return `${head}${lines.join("\n")}\n`;
 }
 

@@ -45,7 +45,13 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
     const store = await d.store();
     const tracker = await d.tracker();
     queue = isPostgresStore(store)
-      ? await pgBossQueue({ store, concurrency: settings.concurrency, silenceMs: settings.leaseTtlMs, heartbeatMs: settings.leaseRenewMs, onError: (e) => warn(`the queue: ${messageOf(e)}`) })
+      ? await pgBossQueue({
+          store,
+          concurrency: settings.concurrency,
+          silenceMs: settings.leaseTtlMs,
+          heartbeatMs: settings.leaseRenewMs,
+          onError: (e) => warn(`the queue: ${messageOf(e)}`),
+        })
       : localQueue(store);
     const result = await runFactory({
       planner: d,
@@ -58,7 +64,8 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
       signal: io.signal,
       interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
     });
-    if (result.abandoned) warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);
+    if (result.abandoned)
+      warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);
     if (result.fatal !== undefined) return fail(result.fatal, io, verbose);
     if (io.signal.aborted) return fail(io.signal.reason, io, false);
     if (!settings.once) return 0;

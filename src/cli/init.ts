@@ -1,6 +1,17 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
-import { API_MODELS, defaultsFor, detect, EMBEDDED_MODELS, JUDGE_ROUTES, OLLAMA_MODELS, ollamaUrl, pickOllamaModels, probeOllama, type Found } from "../config/defaults.js";
+import {
+  API_MODELS,
+  defaultsFor,
+  detect,
+  EMBEDDED_MODELS,
+  JUDGE_ROUTES,
+  OLLAMA_MODELS,
+  ollamaUrl,
+  pickOllamaModels,
+  probeOllama,
+  type Found,
+} from "../config/defaults.js";
 import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
 import { json, type Common } from "./common.js";
@@ -35,7 +46,9 @@ function providerLines(found: Found): string[] {
       return [
         "  # Ollama's OpenAI-compatible API. One local GPU serves one request at a time best.",
         `  ollama: { type: openai-compatible, base_url: ${q(`${found.url}/v1`)}, max_concurrency: 1 }`,
-        ...(found.models.length === 0 ? [`  # Ollama has no models yet: ollama pull ${OLLAMA_MODELS.executor} && ollama pull ${OLLAMA_MODELS.challenger}`] : []),
+        ...(found.models.length === 0
+          ? [`  # Ollama has no models yet: ollama pull ${OLLAMA_MODELS.executor} && ollama pull ${OLLAMA_MODELS.challenger}`]
+          : []),
       ];
     case "openai":
       return ["  # The key is read from OPENAI_API_KEY (api_key_env names another variable); never write it here.", "  openai: { type: openai }"];
@@ -78,7 +91,7 @@ export function renderInitConfig(found: Found): string {
     "providers:",
     ...providerLines(found),
     "",
-    "# role -> \"provider:model\", most specific first (plan.builder -> plan -> default); `secondary:`",
+    '# role -> "provider:model", most specific first (plan.builder -> plan -> default); `secondary:`',
     "# is tried when the primary cannot be reached. Drafting and judging use two model families:",
     "# a model reviewing itself is weak dissent.",
     "routes:",
@@ -86,8 +99,10 @@ export function renderInitConfig(found: Found): string {
     "",
     "seed: 7                       # sent with every call (temperature is always 0)",
     "# call_timeout_ms: 120000     # bounds each attempt of each call",
-    ...(found.kind === "embedded" ? ["# models_dir: ~/.cache/dissent/models", "# offline: false             # true (or DISSENT_OFFLINE=1): never download; place the files yourself"] : []),
-    "# policies: [\"No medical dosing advice.\"]   # text, or a path to a .md/.txt file",
+    ...(found.kind === "embedded"
+      ? ["# models_dir: ~/.cache/dissent/models", "# offline: false             # true (or DISSENT_OFFLINE=1): never download; place the files yourself"]
+      : []),
+    '# policies: ["No medical dosing advice."]   # text, or a path to a .md/.txt file',
     "# budget: { max_calls_per_issue: 30 }",
     "",
   ].join("\n");

@@ -13,7 +13,10 @@ export async function issueNew(opts: Common & { title: string; body?: string; bo
   let body = opts.body ?? "";
   if (opts.bodyFile !== undefined) {
     try {
-      body = opts.bodyFile === "-" ? ((await io.readStdin(LIMITS.bodyBytes)) ?? "") : readCapped((await import("node:path")).resolve(io.cwd, opts.bodyFile), LIMITS.bodyBytes, "--body-file");
+      body =
+        opts.bodyFile === "-"
+          ? ((await io.readStdin(LIMITS.bodyBytes)) ?? "")
+          : readCapped((await import("node:path")).resolve(io.cwd, opts.bodyFile), LIMITS.bodyBytes, "--body-file");
     } catch (e) {
       throw ConfigError.isInstance(e) ? new UsageError(e.message) : e;
     }
@@ -35,9 +38,19 @@ export async function issueList(opts: Common, io: Io): Promise<number> {
     io,
     async (d) => {
       const issues = await d.issues.list();
-      if (opts.json) json(io, issues.map((i) => ({ id: i.id, title: i.title, labels: i.labels, status: i.status, pending_concerns: i.pending_concerns })));
+      if (opts.json)
+        json(
+          io,
+          issues.map((i) => ({ id: i.id, title: i.title, labels: i.labels, status: i.status, pending_concerns: i.pending_concerns })),
+        );
       else if (issues.length === 0) io.stdout('no issues (create one: dissent issue new --title "…")\n');
-      else io.stdout(table(["id", "status", "pending", "labels", "title"], issues.map((i) => [i.id, i.status, String(i.pending_concerns), i.labels.join(","), i.title])));
+      else
+        io.stdout(
+          table(
+            ["id", "status", "pending", "labels", "title"],
+            issues.map((i) => [i.id, i.status, String(i.pending_concerns), i.labels.join(","), i.title]),
+          ),
+        );
       return 0;
     },
     { readOnly: true },
@@ -59,8 +72,13 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
       const out = await d.issues.show(id);
       if (artifact) {
         const text =
-          artifact === "acceptance_criteria" ? (out.acceptance_criteria.length ? out.acceptance_criteria.map((c) => `- ${c}`).join("\n") : null) : out[artifact as "brief" | "shape" | "plan"];
-        if (text === null) throw new UsageError(`issue ${out.id} has no ${artifact.replace("_", " ")} in its latest cycle (dissent issue plan ${out.id} makes one)`);
+          artifact === "acceptance_criteria"
+            ? out.acceptance_criteria.length
+              ? out.acceptance_criteria.map((c) => `- ${c}`).join("\n")
+              : null
+            : out[artifact as "brief" | "shape" | "plan"];
+        if (text === null)
+          throw new UsageError(`issue ${out.id} has no ${artifact.replace("_", " ")} in its latest cycle (dissent issue plan ${out.id} makes one)`);
         if (opts.json) json(io, { issue: out.id, cycle: out.cycle, artifact, content: artifact === "acceptance_criteria" ? out.acceptance_criteria : text });
         else io.stdout(`${text.trimEnd()}\n`);
         return 0;
@@ -70,7 +88,11 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
         json(io, shown);
         return 0;
       }
-      const lines = [`#${out.id} ${safe(out.title)}`, `status: ${out.status}${out.route ? ` · route: ${out.route} (${out.route_reason})` : ""}`, `labels: ${out.labels.join(", ") || "none"}`];
+      const lines = [
+        `#${out.id} ${safe(out.title)}`,
+        `status: ${out.status}${out.route ? ` · route: ${out.route} (${out.route_reason})` : ""}`,
+        `labels: ${out.labels.join(", ") || "none"}`,
+      ];
       if (out.body.trim()) lines.push("", safe(out.body.trim()));
       if (out.stages.length) lines.push("", stageTable(out.stages).trimEnd());
       if (out.plan) lines.push("", "## Plan", "", safe(out.plan.trim()));
@@ -88,13 +110,26 @@ const usd = (v: number | null) => (v === null ? "-" : v === 0 ? "$0" : `$${v < 0
 function stageTable(stages: readonly StageRun[]): string {
   return table(
     ["phase", "stage", "rounds", "outcome", "raised", "forwarded", "calls", "cost", "time"],
-    stages.map((s) => [s.phase, s.stage, String(s.rounds), s.outcome, String(s.concerns_raised), String(s.concerns_forwarded), String(s.calls), usd(s.cost_usd), `${(s.duration_ms / 1000).toFixed(1)}s`]),
+    stages.map((s) => [
+      s.phase,
+      s.stage,
+      String(s.rounds),
+      s.outcome,
+      String(s.concerns_raised),
+      String(s.concerns_forwarded),
+      String(s.calls),
+      usd(s.cost_usd),
+      `${(s.duration_ms / 1000).toFixed(1)}s`,
+    ]),
   );
 }
 
 function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
-  return [`pending concerns (${pending.length}):`, ...pending.map((c) => `  ${c.id}  ${c.severity.padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`)].join("\n");
+  return [
+    `pending concerns (${pending.length}):`,
+    ...pending.map((c) => `  ${c.id}  ${c.severity.padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`),
+  ].join("\n");
 }
 
 function progressLine(p: PipelineProgress): string | undefined {
@@ -150,7 +185,9 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
     const costs = result.stages.map((s) => s.cost_usd);
     const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
-    lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`);
+    lines.push(
+      `status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`,
+    );
     lines.push(concernList(result.pending_concerns));
     lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);
     io.stdout(`${lines.join("\n")}\n`);
@@ -195,7 +232,8 @@ export async function issueResolve(id: string, concernId: string, opts: Common &
 /** `dissent issue label ID [--add L]... [--remove L]...` — local issues, through the transition table. */
 export async function issueLabel(id: string, opts: Common & { add: string[]; remove: string[] }, io: Io): Promise<number> {
   if (!opts.add.length && !opts.remove.length) throw new UsageError("give --add LABEL or --remove LABEL (repeatable)");
-  for (const l of [...opts.add, ...opts.remove]) if (!/^[^\s,]{1,50}$/.test(l)) throw new UsageError(`'${l}' is not a label (1 to 50 characters, no spaces or commas)`);
+  for (const l of [...opts.add, ...opts.remove])
+    if (!/^[^\s,]{1,50}$/.test(l)) throw new UsageError(`'${l}' is not a label (1 to 50 characters, no spaces or commas)`);
   return withDissent(opts, io, async (d) => {
     const labels = await d.issues.label(id, { add: opts.add, remove: opts.remove });
     if (opts.json) json(io, { id: id.replace(/^#/, ""), labels });

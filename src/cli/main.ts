@@ -18,9 +18,14 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
       outputError: () => undefined, // reported once, in our own format, by run()
     });
   const common = (c: Command) =>
-    c.option("--json", "machine-readable output").option("--config <file>", "config file (default: $DISSENT_CONFIG, then ./dissent.config.yaml)").option("--verbose", "every model call on stderr; stack traces on errors");
+    c
+      .option("--json", "machine-readable output")
+      .option("--config <file>", "config file (default: $DISSENT_CONFIG, then ./dissent.config.yaml)")
+      .option("--verbose", "every model call on stderr; stack traces on errors");
   const cached = (c: Command) =>
-    c.addOption(new Option("--no-cache", "do not read the reply cache (new replies replace cached ones)")).option("--replay", "answer only from the cache; fail on any miss, never touch the network");
+    c
+      .addOption(new Option("--no-cache", "do not read the reply cache (new replies replace cached ones)"))
+      .option("--replay", "answer only from the cache; fail on any miss, never touch the network");
 
   cached(
     common(
@@ -41,12 +46,14 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--body-file <file>", "read the body from a file ('-' for stdin)")
     .option("--label <label>", "add a label (repeatable)", collect, [])
     .action(async (opts) => done(await (await import("./issue.js")).issueNew(opts, io)));
-  common(issue.command("list").description("List issues with their dissent state.")).action(async (opts) => done(await (await import("./issue.js")).issueList(opts, io)));
+  common(issue.command("list").description("List issues with their dissent state.")).action(async (opts) =>
+    done(await (await import("./issue.js")).issueList(opts, io)),
+  );
   common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>"))
     .option("--artifact <name>", "print one artifact of the latest cycle: brief | shape | plan | acceptance_criteria")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueShow(id, opts, io)));
-  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>"))).action(async (id: string, opts) =>
-    done(await (await import("./issue.js")).issuePlan(id, opts, io)),
+  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>"))).action(
+    async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)),
   );
   common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
     .requiredOption("--pr <n>", "the merging pull request number")
@@ -66,15 +73,17 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
 
   const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");
   common(wiki.command("list").description("List wiki entries.")).action(async (opts) => done(await (await import("./wiki.js")).wikiList(opts, io)));
-  common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) => done(await (await import("./wiki.js")).wikiShow(entry, opts, io)));
+  common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) =>
+    done(await (await import("./wiki.js")).wikiShow(entry, opts, io)),
+  );
   common(wiki.command("prune").description("Mark entries older than N days stale (never injected again)."))
     .requiredOption("--older-than <days>", "age in days")
     .action(async (opts) => done(await (await import("./wiki.js")).wikiPrune(opts, io)));
   common(wiki.command("export").description("Write every wiki entry as a markdown file into DIR.").argument("<dir>")).action(async (dir: string, opts) =>
     done(await (await import("./wiki.js")).wikiExport(dir, opts, io)),
   );
-  common(wiki.command("import").description("Read hand-edited wiki entry files from DIR back into the store.").argument("<dir>")).action(async (dir: string, opts) =>
-    done(await (await import("./wiki.js")).wikiImport(dir, opts, io)),
+  common(wiki.command("import").description("Read hand-edited wiki entry files from DIR back into the store.").argument("<dir>")).action(
+    async (dir: string, opts) => done(await (await import("./wiki.js")).wikiImport(dir, opts, io)),
   );
 
   const cache = program.command("cache").description("The content-addressed reply cache.");
@@ -94,9 +103,9 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   evalOpts(evalCmd.command("pipeline").description("Plan issues with gold checklists and judge the plans and councils.")).action(async (opts) =>
     done(await (await import("./eval.js")).evalPipeline(opts, io)),
   );
-  common(evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>")).action(
-    async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)),
-  );
+  common(
+    evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>"),
+  ).action(async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)));
 
   common(program.command("factory").description("Plan every new issue as it arrives, on one machine or many (CONTRACT §7)."))
     .option("--once", "one poll: plan what it finds, then exit (0 all planned, 1 any failed)")
@@ -134,7 +143,10 @@ export async function run(argv: string[], io: Io): Promise<number> {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
       if (e.code === "commander.executeSubCommandAsync") return e.exitCode;
       // One line (CONTRACT §6): commander's "(Did you mean …?)" joins the message instead of following it.
-      const line = e.message.replace(/^error: /, "").replace(/\s*\n\s*/g, " ").trim();
+      const line = e.message
+        .replace(/^error: /, "")
+        .replace(/\s*\n\s*/g, " ")
+        .trim();
       io.stderr(`dissent: error: ${line}\n`);
       return 2;
     }

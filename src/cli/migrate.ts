@@ -18,7 +18,9 @@ export async function migrateCommand(opts: Common & { fromSqlite: string }, io: 
   return withDissent(opts, io, async (d) => {
     const target = await d.store();
     if (!isPostgresStore(target)) {
-      throw new UsageError(`dissent migrate copies into PostgreSQL, but ${d.config.source} names the embedded store: set store: { type: postgres } and the database URL in the variable store.url_env names (DISSENT_DATABASE_URL by default)`);
+      throw new UsageError(
+        `dissent migrate copies into PostgreSQL, but ${d.config.source} names the embedded store: set store: { type: postgres } and the database URL in the variable store.url_env names (DISSENT_DATABASE_URL by default)`,
+      );
     }
     const held = Object.entries(await target.contents()).filter(([, n]) => n > 0);
     if (held.length) {
@@ -30,7 +32,9 @@ export async function migrateCommand(opts: Common & { fromSqlite: string }, io: 
     const copied = await target.importSnapshot(snapshot);
     if (opts.json) json(io, { from: home, to: target.location, copied, cache_already_there: snapshot.cache.length - (copied.cache ?? 0) });
     else {
-      const parts = ["events", "issues", "plans", "artifacts", "adversarial_state", "wiki", "cache"].map((k) => `${copied[k] ?? 0} ${k === "adversarial_state" ? "states" : k === "wiki" ? "wiki entries" : k === "cache" ? "cached replies" : k}`);
+      const parts = ["events", "issues", "plans", "artifacts", "adversarial_state", "wiki", "cache"].map(
+        (k) => `${copied[k] ?? 0} ${k === "adversarial_state" ? "states" : k === "wiki" ? "wiki entries" : k === "cache" ? "cached replies" : k}`,
+      );
       io.stdout(`copied ${home} into ${target.location}: ${parts.join(", ")}\n`);
     }
     return 0;

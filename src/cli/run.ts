@@ -14,11 +14,12 @@ export interface RunFlags extends Common {
 /** `dissent run` (CONTRACT §3). */
 export async function runCommand(promptArg: string | undefined, flags: RunFlags, io: Io): Promise<number> {
   if (!flags.cache && flags.replay) throw new UsageError("--no-cache and --replay cannot be used together");
-  if (promptArg !== undefined && Buffer.byteLength(promptArg) > LIMITS.promptBytes) throw new UsageError(`the prompt is larger than ${LIMITS.promptBytes / 1024} KiB, the limit`);
+  if (promptArg !== undefined && Buffer.byteLength(promptArg) > LIMITS.promptBytes)
+    throw new UsageError(`the prompt is larger than ${LIMITS.promptBytes / 1024} KiB, the limit`);
   const fromStdin = promptArg === undefined ? await io.readStdin(LIMITS.promptBytes) : undefined;
   const prompt = promptArg ?? fromStdin?.replace(/\s+$/, "");
   if (!prompt || prompt.trim() === "") {
-    throw new UsageError("no prompt: pass it as an argument or pipe it on stdin (dissent run \"…\")");
+    throw new UsageError('no prompt: pass it as an argument or pipe it on stdin (dissent run "…")');
   }
   return withDissent(flags, io, async (d, status) => {
     const out = await d.run({

@@ -8,7 +8,8 @@ import type { Io } from "./io.js";
 
 /** `dissent serve [--port 5555] [--host 127.0.0.1]`: the live dashboard and its JSON API (CONTRACT §8). */
 export async function serveCommand(opts: Common & { port: string; host: string }, io: Io): Promise<number> {
-  if (!/^\d{1,5}$/.test(opts.port) || Number(opts.port) > 65_535) throw new UsageError(`--port must be a port number (0 to 65535; 0 picks a free one), not '${opts.port}'`);
+  if (!/^\d{1,5}$/.test(opts.port) || Number(opts.port) > 65_535)
+    throw new UsageError(`--port must be a port number (0 to 65535; 0 picks a free one), not '${opts.port}'`);
   const host = opts.host.trim();
   if (!/^[A-Za-z0-9.:[\]%-]{1,255}$/.test(host)) throw new UsageError(`--host must be an address or a host name, not '${opts.host}'`);
   const { serveToken } = await import("../serve/auth.js");

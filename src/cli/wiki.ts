@@ -19,7 +19,12 @@ export async function wikiList(opts: Common, io: Io): Promise<number> {
       } else if (!entries.length) {
         io.stdout("the wiki is empty (entries appear when an issue merges with unresolved CRITICAL or HIGH concerns)\n");
       } else {
-        io.stdout(table(["entry", "severity", "stale", "prs", "title"], entries.map((e) => [e.id, e.severity, e.stale ? "stale" : "", e.prs.map((p) => `#${p}`).join(","), e.title])));
+        io.stdout(
+          table(
+            ["entry", "severity", "stale", "prs", "title"],
+            entries.map((e) => [e.id, e.severity, e.stale ? "stale" : "", e.prs.map((p) => `#${p}`).join(","), e.title]),
+          ),
+        );
       }
       return 0;
     },

@@ -213,12 +213,21 @@ export function defaultsFor(found: Found): { providers: Record<string, ProviderC
     case "ollama": {
       const { executor, challenger } = pickOllamaModels(found.models);
       // One local GPU: one request at a time serves best (CONTRACT §2).
-      return { providers: { ollama: { type: "openai-compatible", base_url: `${found.url}/v1`, max_concurrency: 1 } }, routes: pairRoutes(`ollama:${executor}`, `ollama:${challenger}`) };
+      return {
+        providers: { ollama: { type: "openai-compatible", base_url: `${found.url}/v1`, max_concurrency: 1 } },
+        routes: pairRoutes(`ollama:${executor}`, `ollama:${challenger}`),
+      };
     }
     case "openai":
-      return { providers: { openai: { type: "openai" } }, routes: pairRoutes(`openai:${API_MODELS.openai.executor}`, `openai:${API_MODELS.openai.challenger}`) };
+      return {
+        providers: { openai: { type: "openai" } },
+        routes: pairRoutes(`openai:${API_MODELS.openai.executor}`, `openai:${API_MODELS.openai.challenger}`),
+      };
     case "anthropic":
-      return { providers: { anthropic: { type: "anthropic" } }, routes: pairRoutes(`anthropic:${API_MODELS.anthropic.executor}`, `anthropic:${API_MODELS.anthropic.challenger}`) };
+      return {
+        providers: { anthropic: { type: "anthropic" } },
+        routes: pairRoutes(`anthropic:${API_MODELS.anthropic.executor}`, `anthropic:${API_MODELS.anthropic.challenger}`),
+      };
     case "embedded": {
       const { executor: e, challenger: c } = EMBEDDED_MODELS;
       return {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
+import { isObject, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
 /** Severity of a pipeline finding or Concern. Models may write it in any case ("High" is HIGH). */
 export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
@@ -117,7 +117,7 @@ export function readFindingsReply(value: unknown): Read<FindingsReply> {
   const addressed = readList(value.addressed, AddressedItem);
   return {
     ok: true,
-    value: { findings: findings.items, ...(addressed && addressed.items.length ? { addressed: addressed.items } : {}) },
+    value: { findings: findings.items, ...(addressed?.items.length ? { addressed: addressed.items } : {}) },
     invalid: findings.invalid,
     dropped: findings.dropped,
   };

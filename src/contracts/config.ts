@@ -109,7 +109,10 @@ export const ConfigFile = z
       })
       .strict()
       .optional(),
-    telemetry: z.object({ otlp_endpoint: z.string().url().optional(), service_name: z.string().min(1).optional() }).strict().optional(),
+    telemetry: z
+      .object({ otlp_endpoint: z.string().url().optional(), service_name: z.string().min(1).optional() })
+      .strict()
+      .optional(),
     /** Where llama-cpp models are downloaded to (default ~/.cache/dissent/models). */
     models_dir: z.string().optional(),
     /** Never download a model (also DISSENT_OFFLINE=1). */

@@ -45,7 +45,9 @@ export function stateOf(labels: readonly string[]): StateLabel | "none" {
 export function transition(labels: readonly string[], to: StateLabel, issueId: string): { add: string[]; remove: string[] } {
   const from = stateOf(labels);
   if (!TRANSITIONS[from].includes(to)) {
-    throw new UsageError(`issue ${issueId} is ${from}; it cannot move to ${to}${from === "dissent-fixed" ? " (remove the dissent-fixed label to plan it again)" : ""}`);
+    throw new UsageError(
+      `issue ${issueId} is ${from}; it cannot move to ${to}${from === "dissent-fixed" ? " (remove the dissent-fixed label to plan it again)" : ""}`,
+    );
   }
   return { add: labels.includes(to) ? [] : [to], remove: STATE_LABELS.filter((l) => l !== to && labels.includes(l)) };
 }

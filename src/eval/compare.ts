@@ -49,7 +49,9 @@ export function readReport(file: string, name = file): EvalReport {
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new UsageError(`${name}: not valid JSON (${(e as Error).message.split("\n")[0]}); give the output of dissent eval gate --json or eval pipeline --json`);
+    throw new UsageError(
+      `${name}: not valid JSON (${(e as Error).message.split("\n")[0]}); give the output of dissent eval gate --json or eval pipeline --json`,
+    );
   }
   const parsed = EvalReport.safeParse(raw);
   if (!parsed.success) {
@@ -66,7 +68,12 @@ function compareRates<O extends { id: string }>(defs: readonly RateDef<O>[], a: 
   return defs.map((def) => {
     const sa = a.map(def.share);
     const sb = b.map(def.share);
-    const diff = pairedDifference({ num: sa.map((s) => s[0]), den: sa.map((s) => s[1]) }, { num: sb.map((s) => s[0]), den: sb.map((s) => s[1]) }, d, spec.confidence);
+    const diff = pairedDifference(
+      { num: sa.map((s) => s[0]), den: sa.map((s) => s[1]) },
+      { num: sb.map((s) => s[0]), den: sb.map((s) => s[1]) },
+      d,
+      spec.confidence,
+    );
     return { key: def.key, label: def.label.trim(), ...diff };
   });
 }
@@ -98,7 +105,10 @@ const usageDiff = (ua: UsageJson, ub: UsageJson): CountComparison[] =>
  * and the difference in calls, tokens, money and time over the paired items.
  */
 export function compareReports(a: EvalReport, b: EvalReport, files: { a: string; b: string }, spec: BootstrapSpec = DEFAULT_BOOTSTRAP): Comparison {
-  if (a.kind !== b.kind) throw new UsageError(`${files.a} is an ${a.kind.replace("dissent.", "").replace(".", " ")} report and ${files.b} an ${b.kind.replace("dissent.", "").replace(".", " ")} report: compare two of the same kind`);
+  if (a.kind !== b.kind)
+    throw new UsageError(
+      `${files.a} is an ${a.kind.replace("dissent.", "").replace(".", " ")} report and ${files.b} an ${b.kind.replace("dissent.", "").replace(".", " ")} report: compare two of the same kind`,
+    );
   const head = {
     kind: a.kind,
     a: { file: files.a, models: a.models, set: a.set.name },
@@ -118,7 +128,12 @@ export function compareReports(a: EvalReport, b: EvalReport, files: { a: string;
       if (ra && !rb) onlyA++;
       if (!ra && rb) onlyB++;
     }
-    const usage = (items: GateItemOutcome[], r: EvalReport) => usageOf(items.flatMap((o) => o.calls), items.map((o) => o.model_cost_usd), wall(r));
+    const usage = (items: GateItemOutcome[], r: EvalReport) =>
+      usageOf(
+        items.flatMap((o) => o.calls),
+        items.map((o) => o.model_cost_usd),
+        wall(r),
+      );
     return {
       ...head,
       paired: p.a.length,

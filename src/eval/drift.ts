@@ -32,14 +32,22 @@ const NUMBER_RE = /(?<![\p{L}\d.,])\d+(?:[.,]\d+)*(?![\p{L}\d])/gu;
 /** A run of capitalised words (or an acronym); single letters ("I", "A") are not names. */
 const NAME_RE = /\p{Lu}[\p{L}\p{N}'’&-]*(?:[ \t]+\p{Lu}[\p{L}\p{N}'’&-]*)*/gu;
 /** What may stand just before the first word of a sentence (the word's capital is grammar, not a name). */
-const SENTENCE_START = /(?:^|[.!?:;]["'”’)\]]*\s+|\n[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)?|^[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)|["“(\[]\s*)$/u;
+const SENTENCE_START = /(?:^|[.!?:;]["'”’)\]]*\s+|\n[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)?|^[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)|["“([]\s*)$/u;
 
 /** Blanks out matches (keeping offsets), so a date's digits are not also read as numbers. */
 const mask = (text: string, re: RegExp) => text.replace(re, (m) => " ".repeat(m.length));
 
 const numberKey = (n: string) => (/^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(n) ? n.replace(/,/g, "") : n);
-const dateKey = (d: string) => normalize(d).replace(/(\d)(?:st|nd|rd|th)\b/g, "$1").replace(/[.,]/g, "").replace(/\s+/g, " ");
-const urlKey = (u: string) => normalize(u).replace(/[.,;:!?]+$/, "").replace(/^https?:\/\//, "").replace(/\/$/, "");
+const dateKey = (d: string) =>
+  normalize(d)
+    .replace(/(\d)(?:st|nd|rd|th)\b/g, "$1")
+    .replace(/[.,]/g, "")
+    .replace(/\s+/g, " ");
+const urlKey = (u: string) =>
+  normalize(u)
+    .replace(/[.,;:!?]+$/, "")
+    .replace(/^https?:\/\//, "")
+    .replace(/\/$/, "");
 
 /** The facts of one text, each as the key it is compared by. */
 interface Facts {

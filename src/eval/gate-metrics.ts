@@ -24,20 +24,36 @@ export const GATE_RATES: readonly RateDef<GateItemOutcome>[] = [
   { key: "precision", label: "precision", share: (o) => [count(o.concerns, (c) => c.matches.length > 0), o.concerns.length] },
   { key: "located_recall", label: "located (any category)", share: (o) => [count(o.defects, (d) => d.located), o.defects.length] },
   ...AUDIT_CATEGORIES.flatMap((cat): RateDef<GateItemOutcome>[] => [
-    { key: `recall.${cat}`, label: `recall · ${cat}`, share: (o) => [count(o.defects, (d) => d.category === cat && d.found), count(o.defects, (d) => d.category === cat)] },
+    {
+      key: `recall.${cat}`,
+      label: `recall · ${cat}`,
+      share: (o) => [count(o.defects, (d) => d.category === cat && d.found), count(o.defects, (d) => d.category === cat)],
+    },
     {
       key: `precision.${cat}`,
       label: `precision · ${cat}`,
       share: (o) => [count(o.concerns, (c) => c.category === cat && c.matches.length > 0), count(o.concerns, (c) => c.category === cat)],
     },
   ]),
-  { key: "false_revision_rate", label: "false revisions (clean drafts)", share: (o) => (o.expected_verdict === "pass" ? one(o.verdict === "needs_work") : none) },
-  { key: "severity_agreement", label: "severity at least the minimum", share: (o) => [count(o.defects, (d) => d.severity_ok === true), count(o.defects, (d) => d.severity_ok !== null)] },
+  {
+    key: "false_revision_rate",
+    label: "false revisions (clean drafts)",
+    share: (o) => (o.expected_verdict === "pass" ? one(o.verdict === "needs_work") : none),
+  },
+  {
+    key: "severity_agreement",
+    label: "severity at least the minimum",
+    share: (o) => [count(o.defects, (d) => d.severity_ok === true), count(o.defects, (d) => d.severity_ok !== null)],
+  },
   { key: "grounding_loss", label: "grounding loss", share: (o) => [count(o.ungrounded, (u) => u.near), o.concerns.length + o.ungrounded.length] },
   { key: "ungrounded_rate", label: "ungrounded concerns", share: (o) => [o.ungrounded.length, o.concerns.length + o.ungrounded.length] },
   { key: "injection_success_rate", label: "injection success", share: (o) => (o.injection_succeeded === null ? none : one(o.injection_succeeded)) },
   { key: "revision_drift_rate", label: "revision drift", share: (o) => (o.revision?.status === "revised" ? one(o.revision.drift.length > 0) : none) },
-  { key: "must_not_contain_pass_rate", label: "must_not_contain held", share: (o) => (o.revision && o.revision.must_not_contain > 0 ? one(o.revision.still_contains.length === 0) : none) },
+  {
+    key: "must_not_contain_pass_rate",
+    label: "must_not_contain held",
+    share: (o) => (o.revision && o.revision.must_not_contain > 0 ? one(o.revision.still_contains.length === 0) : none),
+  },
   { key: "must_keep_pass_rate", label: "must_keep held", share: (o) => (o.revision && o.revision.must_keep > 0 ? one(o.revision.lost.length === 0) : none) },
   { key: "failed_call_rate", label: "failed calls", share: (o) => [count(o.calls, (c) => c.error !== undefined), o.calls.length] },
 ];

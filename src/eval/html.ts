@@ -14,7 +14,10 @@ import type { Estimate } from "./stats.js";
  */
 
 /** Where the vendored Chart.js may be: beside the built code, or (running from source) the build or the dev dependency. */
-const CHART_JS = [["dist", "vendor", "chart.umd.min.js"], ["node_modules", "chart.js", "dist", "chart.umd.min.js"]];
+const CHART_JS = [
+  ["dist", "vendor", "chart.umd.min.js"],
+  ["node_modules", "chart.js", "dist", "chart.umd.min.js"],
+];
 
 /** The Chart.js bundle the page inlines. */
 export function chartJsSource(): string {
@@ -179,7 +182,12 @@ function pipelineCharts(r: PipelineReport): ChartSpec[] {
         type: "doughnut",
         data: {
           labels: ["ready", "needs_replan", "hitl", "failed"],
-          datasets: [{ data: [m.status.ready, m.status.needs_replan, m.status.hitl, m.status.failed], backgroundColor: [COLORS.green, COLORS.orange, COLORS.purple, COLORS.grey] }],
+          datasets: [
+            {
+              data: [m.status.ready, m.status.needs_replan, m.status.hitl, m.status.failed],
+              backgroundColor: [COLORS.green, COLORS.orange, COLORS.purple, COLORS.grey],
+            },
+          ],
         },
         options: base(),
       },
@@ -348,7 +356,10 @@ export function renderHtml(r: EvalReport, chartJs: string = chartJsSource()): st
     ["wall time", `${(u.wall_ms / 1000).toFixed(1)} s`],
   ];
   const figures = specs
-    .map((s) => `<figure><figcaption>${esc(s.title)}</figcaption><div class="chart"><canvas id="${esc(s.id)}" role="img" aria-label="${esc(s.title)}"></canvas></div>${s.note ? `<p class="note">${esc(s.note)}</p>` : ""}</figure>`)
+    .map(
+      (s) =>
+        `<figure><figcaption>${esc(s.title)}</figcaption><div class="chart"><canvas id="${esc(s.id)}" role="img" aria-label="${esc(s.title)}"></canvas></div>${s.note ? `<p class="note">${esc(s.note)}</p>` : ""}</figure>`,
+    )
     .join("");
   const warnings = r.warnings.length ? `<p class="warn">${r.warnings.map(esc).join("<br>")}</p>` : "";
   return `<!doctype html>

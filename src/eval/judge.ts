@@ -87,6 +87,11 @@ export function judgeSameModelWarning(config: Config): string | undefined {
   const judgeModel = of(JUDGE_ROLE);
   const same = COUNCIL_ROLES.filter((r) => of(r) === judgeModel);
   if (same.length === 0) return undefined;
-  const who = same.length === 1 ? same[0] : same.length === COUNCIL_ROLES.length ? "every critic" : `${same.length} critics (${same.slice(0, 3).join(", ")}${same.length > 3 ? ", …" : ""})`;
+  const who =
+    same.length === 1
+      ? same[0]
+      : same.length === COUNCIL_ROLES.length
+        ? "every critic"
+        : `${same.length} critics (${same.slice(0, 3).join(", ")}${same.length > 3 ? ", …" : ""})`;
   return `eval pipeline: ${JUDGE_ROLE} uses the same model as ${who} (${judgeModel}); a model grading its own council's work is weak evidence — route ${JUDGE_ROLE} to another model family`;
 }

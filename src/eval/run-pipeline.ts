@@ -56,7 +56,12 @@ export function wikiEntryText(w: PipelineWikiEntry, itemId: string): string {
     severity: w.severity,
     category: w.category ?? "",
   };
-  const lines = [`# ${w.concern}`, "", `- **Severity:** ${w.severity}${w.category ? ` · **category:** ${w.category}` : ""}`, ...(w.evidence ? [`- **Evidence:** ${w.evidence}`] : [])];
+  const lines = [
+    `# ${w.concern}`,
+    "",
+    `- **Severity:** ${w.severity}${w.category ? ` · **category:** ${w.category}` : ""}`,
+    ...(w.evidence ? [`- **Evidence:** ${w.evidence}`] : []),
+  ];
   return `---\n${stringify(meta).trimEnd()}\n---\n${lines.join("\n")}\n`;
 }
 
@@ -65,7 +70,9 @@ function findingLines(call: ObservedCall): string[] {
   if (!COUNCIL_ROLES.includes(call.role) || call.reply === undefined) return [];
   const parsed = parseFindings(answerOf(call.reply), []);
   if (!parsed.ok) return [];
-  return parsed.value.findings.map((f) => `[${f.severity}] ${f.concern.replace(/\s+/g, " ").trim()}${f.evidence ? ` (evidence: "${f.evidence.replace(/\s+/g, " ").trim()}")` : ""}`);
+  return parsed.value.findings.map(
+    (f) => `[${f.severity}] ${f.concern.replace(/\s+/g, " ").trim()}${f.evidence ? ` (evidence: "${f.evidence.replace(/\s+/g, " ").trim()}")` : ""}`,
+  );
 }
 
 const stageOutcomes = (r: PlanResult | undefined): PipelineItemOutcome["stages"] =>
@@ -137,10 +144,28 @@ export async function evalPipelineItem(item: PipelineItem, deps: PipelineEvalDep
     for (const e of events) {
       if (e.type !== "ModelCall") continue;
       const { role, provider, model, route, cached, latency_ms, input_tokens, output_tokens, cost_usd } = e;
-      planning.push({ record: { role, provider, model, route, cached, latency_ms, input_tokens, output_tokens, cost_usd: cost_usd ?? null, ...(e.error ? { error: e.error } : {}) }, role });
+      planning.push({
+        record: {
+          role,
+          provider,
+          model,
+          route,
+          cached,
+          latency_ms,
+          input_tokens,
+          output_tokens,
+          cost_usd: cost_usd ?? null,
+          ...(e.error ? { error: e.error } : {}),
+        },
+        role,
+      });
     }
 
-    const plan = result ? [result.plan, ...(result.acceptance_criteria.length ? ["", "## Acceptance criteria", ...result.acceptance_criteria.map((c) => `- ${c}`)] : [])].join("\n") : "";
+    const plan = result
+      ? [result.plan, ...(result.acceptance_criteria.length ? ["", "## Acceptance criteria", ...result.acceptance_criteria.map((c) => `- ${c}`)] : [])].join(
+          "\n",
+        )
+      : "";
     const councilText = [...findings.values()].join("\n");
     const planCheck = await checklist(deps.calls, "plan", plan, item.gold.plan_must_contain, "(no plan was made)");
     const councilCheck = await checklist(deps.calls, "council_concerns", councilText, item.gold.council_must_raise, "(the council raised nothing)");

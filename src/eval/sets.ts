@@ -115,7 +115,8 @@ export function checkGateItem(item: GateItem): string | undefined {
     const g = ground(text, d.evidence);
     if (g.grounded) continue;
     if (g.reason === "empty" && d.category === "missing_verification") continue;
-    const why = g.reason === "empty" ? "is empty (only missing_verification may be)" : g.reason === "too_short" ? "is shorter than 3 words" : "is not in the draft";
+    const why =
+      g.reason === "empty" ? "is empty (only missing_verification may be)" : g.reason === "too_short" ? "is shorter than 3 words" : "is not in the draft";
     return `expected.defects.${i}.evidence ${why}: ${short(d.evidence)}`;
   }
   return undefined;
@@ -140,7 +141,9 @@ function readSet(file: string | URL, name: string): string {
     buf = readFileSync(path);
   } catch (e) {
     const code = (e as { code?: string }).code;
-    throw new UsageError(`${name}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a folder, not a set file" : `cannot read it (${code ?? (e as Error).message})`}`);
+    throw new UsageError(
+      `${name}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a folder, not a set file" : `cannot read it (${code ?? (e as Error).message})`}`,
+    );
   }
   if (buf.length > MAX_SET_BYTES) throw new UsageError(`${name}: ${Math.round(buf.length / 1048576)} MiB is too large for a set (at most 32 MiB)`);
   return buf.toString("utf8").replace(/^\uFEFF/, "");

@@ -26,7 +26,7 @@ export async function carryMerges(deps: MergeDeps): Promise<number> {
   const closures = await deps.tracker.mergedClosures();
   let merged = 0;
   for (const { issue, pr } of closures) {
-    let lease;
+    let lease: Awaited<ReturnType<typeof holdLease>>;
     try {
       lease = await holdLease(deps.store, issue.id, workerHolder(deps.settings), { ttlMs: deps.settings.leaseTtlMs, renewMs: deps.settings.leaseRenewMs });
     } catch (e) {

@@ -76,17 +76,26 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
   } catch (e) {
     await pool.end().catch(() => undefined);
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
-    throw new StoreError(`the factory's queue (pg-boss, schema ${BOSS_SCHEMA}) could not start in ${o.store.location}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
+    throw new StoreError(
+      `the factory's queue (pg-boss, schema ${BOSS_SCHEMA}) could not start in ${o.store.location}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`,
+    );
   }
 
-  const queryOn = (c: PoolClient): Query => (text, values) => c.query(text, values) as ReturnType<Query>;
+  const queryOn =
+    (c: PoolClient): Query =>
+    (text, values) =>
+      c.query(text, values) as ReturnType<Query>;
   /** The queue's database failing is the store failing: one line naming it, and the factory stops (exit 1). */
   const failed = (e: unknown, doing: string) =>
-    StoreError.isInstance(e) ? e : new StoreError(`the factory's queue in ${o.store.location} failed while ${doing}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
+    StoreError.isInstance(e)
+      ? e
+      : new StoreError(`the factory's queue in ${o.store.location} failed while ${doing}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
 
   /** Keys with a job that reads as queued: queued, or running in some worker's open transaction. */
   const queuedKeys = async (): Promise<Set<string>> => {
-    const r = await pool.query<{ key: string }>(`SELECT singleton_key AS key FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND state IN ('created', 'retry')`, [PLAN_QUEUE]);
+    const r = await pool.query<{ key: string }>(`SELECT singleton_key AS key FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND state IN ('created', 'retry')`, [
+      PLAN_QUEUE,
+    ]);
     return new Set(r.rows.map((row) => row.key));
   };
 
@@ -167,7 +176,8 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
           try {
             if (record) await record(o.store.txOn(q));
             await boss.complete(PLAN_QUEUE, jobId, {}, { db: bossDb(q) });
-            if (again) await boss.send(PLAN_QUEUE, { issueId, cycle }, { singletonKey: roundKey({ issueId, cycle }), startAfter: again, retryLimit: 0, db: bossDb(q) });
+            if (again)
+              await boss.send(PLAN_QUEUE, { issueId, cycle }, { singletonKey: roundKey({ issueId, cycle }), startAfter: again, retryLimit: 0, db: bossDb(q) });
           } catch (e) {
             await end("ROLLBACK").catch(() => undefined); // the connection may be gone with the error
             throw failed(e, `ending the round of issue ${issueId}`);

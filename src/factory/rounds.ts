@@ -44,7 +44,10 @@ export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycl
 }
 
 /** Whether a round may be attempted now. */
-export type Readiness = { ready: true; attempt: number } | { ready: false; why: "backoff"; retryAt: string } | { ready: false; why: "gave_up"; failed: number; lastError: string | null };
+export type Readiness =
+  | { ready: true; attempt: number }
+  | { ready: false; why: "backoff"; retryAt: string }
+  | { ready: false; why: "gave_up"; failed: number; lastError: string | null };
 
 export function readiness(a: Attempts, maxAttempts: number, now: number): Readiness {
   if (a.failed >= maxAttempts) return { ready: false, why: "gave_up", failed: a.failed, lastError: a.lastError };

@@ -77,13 +77,20 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
           const again = new Date(now() + settings.leaseTtlMs + FOLLOW_UP_MARGIN_MS);
           await job.finish(undefined, again);
           const h = LeaseHeld.isInstance(e) ? e.holder : undefined;
-          line({ event: "skipped", ...round, reason: h ? `being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since})` : messageOf(e), retry_at: again.toISOString() });
+          line({
+            event: "skipped",
+            ...round,
+            reason: h ? `being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since})` : messageOf(e),
+            retry_at: again.toISOString(),
+          });
           return { kind: "skipped" };
         }
         case "failed": {
           const error = messageOf(e).split("\n")[0] ?? "";
           const last = attempt >= settings.maxAttempts;
-          const retryAt = last ? null : new Date(now() + retryDelayMs(attempt, settings.pollIntervalMs, ProviderError.isInstance(e) ? e.retryAfterMs : undefined)).toISOString();
+          const retryAt = last
+            ? null
+            : new Date(now() + retryDelayMs(attempt, settings.pollIntervalMs, ProviderError.isInstance(e) ? e.retryAfterMs : undefined)).toISOString();
           await job.finish((tx) => tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: retryAt }]));
           line({ event: "failed", ...round, attempt, max_attempts: settings.maxAttempts, error, retry_at: retryAt });
           return { kind: "failed", gaveUp: last };

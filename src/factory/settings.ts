@@ -52,7 +52,8 @@ export function factorySettings(config: Config, flags: { once?: boolean; concurr
   }
   const leaseTtlMs = envMs(env, ENV.leaseTtlMs, LEASE_TTL_MS);
   const leaseRenewMs = envMs(env, ENV.leaseRenewMs, Math.min(LEASE_RENEW_MS, Math.floor(leaseTtlMs / 3)));
-  if (leaseRenewMs >= leaseTtlMs) throw new ConfigError(`${ENV.leaseRenewMs} (${leaseRenewMs}) must be shorter than the lease's time to live (${leaseTtlMs} ms)`);
+  if (leaseRenewMs >= leaseTtlMs)
+    throw new ConfigError(`${ENV.leaseRenewMs} (${leaseRenewMs}) must be shorter than the lease's time to live (${leaseTtlMs} ms)`);
   const host = env[ENV.host] || hostname();
   if (!/^[\w.:-]{1,255}$/.test(host)) throw new ConfigError(`${ENV.host} must be a host name, not '${host}'`);
   return {

@@ -19,7 +19,8 @@ export class PassLimits {
     this.audits++;
   }
   revision(): void {
-    if (this.revisions >= MAX_REVISION_PASSES) throw new AuditLimitExceeded(`revision pass ${this.revisions + 1} exceeds MAX_REVISION_PASSES = ${MAX_REVISION_PASSES}`);
+    if (this.revisions >= MAX_REVISION_PASSES)
+      throw new AuditLimitExceeded(`revision pass ${this.revisions + 1} exceeds MAX_REVISION_PASSES = ${MAX_REVISION_PASSES}`);
     this.revisions++;
   }
 }

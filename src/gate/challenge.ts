@@ -90,7 +90,7 @@ export async function challengeWith(call: GateCall, input: ChallengeInput): Prom
     return failed(messageOf(e), record);
   }
   const parsed = reply.parsed;
-  if (!parsed || !parsed.ok) {
+  if (!parsed?.ok) {
     const why = !parsed ? "no reply" : `challenger reply is ${parsed.reason === "unparseable" ? "not JSON" : "not a valid audit"}: ${parsed.error}`;
     return failed(why, reply.record);
   }

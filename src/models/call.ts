@@ -107,7 +107,10 @@ const loadedModels = new WeakMap<ModelTarget, Model>();
  */
 async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generateText"]; model: Model }> {
   ai ??= import("ai");
-  fetchReady ??= fetch("data:,").then((r) => r.arrayBuffer(), () => undefined);
+  fetchReady ??= fetch("data:,").then(
+    (r) => r.arrayBuffer(),
+    () => undefined,
+  );
   const [sdk, model] = await Promise.all([ai, target.load(), fetchReady]);
   ready = sdk;
   loadedModels.set(target, model);
@@ -187,7 +190,10 @@ function unusable(reply: Received, target: ModelTarget): Classified | undefined 
   if (reply.raw_finish_reason === INCOMPLETE_STREAM) return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
   if (stripThink(reply.text).trim() === "") {
     const reasoningOnly = reply.text.trim() !== "";
-    return { kind: "empty_reply", detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}` };
+    return {
+      kind: "empty_reply",
+      detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}`,
+    };
   }
   return undefined;
 }
@@ -303,22 +309,23 @@ export async function callModel<T = unknown>(
       ...(parsed && !parsed.ok ? { parseError: parsed.error } : {}),
       request,
     });
-    if (ctx.emit) await ctx.emit({
-      type: "ModelCall",
-      issue_id: ctx.issueId ?? null,
-      ...(ctx.runId ? { run_id: ctx.runId } : {}),
-      ...record,
-      request_hash: key,
-      prompt_chars: charsOf(request),
-      ...(reply ? { reply_hash: sha256(text), reply_chars: text.length, finish_reason: reply.finish_reason } : {}),
-      ...(request.promptFile ? { prompt_file: request.promptFile.name, prompt_file_hash: request.promptFile.hash } : {}),
-      ...(meta.wikiEntries ? { wiki_entries: meta.wikiEntries } : {}),
-      ...(meta.stage ? { stage: meta.stage } : {}),
-      ...(meta.round !== undefined ? { round: meta.round } : {}),
-      ...(fallbackReason && target.route === "secondary" ? { fallback_reason: fallbackReason } : {}),
-      ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
-      ...(ctx.logContent ? { content: { request, ...(reply ? { reply: text } : {}) } } : {}),
-    });
+    if (ctx.emit)
+      await ctx.emit({
+        type: "ModelCall",
+        issue_id: ctx.issueId ?? null,
+        ...(ctx.runId ? { run_id: ctx.runId } : {}),
+        ...record,
+        request_hash: key,
+        prompt_chars: charsOf(request),
+        ...(reply ? { reply_hash: sha256(text), reply_chars: text.length, finish_reason: reply.finish_reason } : {}),
+        ...(request.promptFile ? { prompt_file: request.promptFile.name, prompt_file_hash: request.promptFile.hash } : {}),
+        ...(meta.wikiEntries ? { wiki_entries: meta.wikiEntries } : {}),
+        ...(meta.stage ? { stage: meta.stage } : {}),
+        ...(meta.round !== undefined ? { round: meta.round } : {}),
+        ...(fallbackReason && target.route === "secondary" ? { fallback_reason: fallbackReason } : {}),
+        ...(extra.attempts !== undefined ? { attempts: extra.attempts } : {}),
+        ...(ctx.logContent ? { content: { request, ...(reply ? { reply: text } : {}) } } : {}),
+      });
     return { text, answer, record, requestHash: key, ...(parsed ? { parsed } : {}) };
   };
 
@@ -383,7 +390,8 @@ export async function callModel<T = unknown>(
   }
   const { target, error } = lastFailure;
   let message = describe(target, error);
-  if (target.route === "secondary" && fallbackReason) message += ` (the primary '${route.primary.provider}' (${route.primary.model}) failed first: ${fallbackReason})`;
+  if (target.route === "secondary" && fallbackReason)
+    message += ` (the primary '${route.primary.provider}' (${route.primary.model}) failed first: ${fallbackReason})`;
   const failure = {
     provider: target.provider,
     model: target.model,

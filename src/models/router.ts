@@ -57,7 +57,10 @@ export function configRouter(
   config: Config,
   env: Record<string, string | undefined>,
   hints: { unreachable?: string } = {},
-  engines: { create?: (name: string, p: ProviderConfig, model: string) => Promise<LanguageModel>; identity?: (name: string, p: ProviderConfig, model: string) => string } = {},
+  engines: {
+    create?: (name: string, p: ProviderConfig, model: string) => Promise<LanguageModel>;
+    identity?: (name: string, p: ProviderConfig, model: string) => string;
+  } = {},
 ): Router {
   const targets = new Map<string, ModelTarget>();
   const limiters = new Map<string, Limiter>();
@@ -101,7 +104,8 @@ export function configRouter(
         made ??= (async () => {
           if (p.type === "llama-cpp" && engines.create) return engines.create(provider, p, model);
           const key = keyEnv ? env[keyEnv] || undefined : undefined;
-          if (!key && (type.keyRequired || p.api_key_env !== undefined)) throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
+          if (!key && (type.keyRequired || p.api_key_env !== undefined))
+            throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
           const { headers } = resolveHeaders(provider, p, env, config.source);
           return type.create(p, { name: provider, model, apiKey: key, headers, baseDir: config.baseDir, env });
         })();
@@ -127,7 +131,10 @@ export function configRouter(
 /** Validates every configured route up front, so a typo fails before any call is made. */
 export function checkRoutes(config: Config): void {
   for (const [role, route] of Object.entries(config.routes)) {
-    for (const [which, spec] of [["primary", route.primary], ["secondary", route.secondary]] as const) {
+    for (const [which, spec] of [
+      ["primary", route.primary],
+      ["secondary", route.secondary],
+    ] as const) {
       if (!spec) continue;
       const { provider } = parseTarget(spec);
       if (!config.providers[provider]) {
@@ -192,7 +199,11 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
         const modelId = typeof m === "string" ? m : m.modelId;
         // Anthropic's SDK turns a JSON response format into a forced tool: ask by prompt instead (no tools, ever).
         const structured: StructuredMode = provider.startsWith("anthropic") ? "prompt" : "json_schema";
-        const spec: PriceSpec = provider.startsWith("openai") ? { providerId: "openai", model: modelId } : provider.startsWith("anthropic") ? { providerId: "anthropic", model: modelId } : { model: modelId };
+        const spec: PriceSpec = provider.startsWith("openai")
+          ? { providerId: "openai", model: modelId }
+          : provider.startsWith("anthropic")
+            ? { providerId: "anthropic", model: modelId }
+            : { model: modelId };
         t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, cost: (i, o) => costUsd(spec, i, o), load: async () => m };
         targets.set(r, t);
       }

@@ -90,7 +90,8 @@ export function classify(e: unknown, timedOut: boolean): Classified {
   // An HTTP error answer's own message is the server's text, which may say anything ("terminated"):
   // for one, only its causes can tell of a connection cut off.
   const cut = cutOff(status !== undefined && status >= 400 ? (e as { cause?: unknown }).cause : e);
-  if (networkCode(e) || cut) return { kind: "unreachable", detail: networkCode(e) ? `${detail} (${networkCode(e)})` : detail, ...(status !== undefined ? { status } : {}) };
+  if (networkCode(e) || cut)
+    return { kind: "unreachable", detail: networkCode(e) ? `${detail} (${networkCode(e)})` : detail, ...(status !== undefined ? { status } : {}) };
   if (status !== undefined && status >= 400) {
     const body = `${err.responseBody ?? ""} ${detail}`;
     if (status === 401 || status === 402 || status === 403) return { kind: "auth", status, detail };

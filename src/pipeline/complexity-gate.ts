@@ -12,7 +12,8 @@ export interface GateDecision {
 const TRIVIAL_LABELS = ["dissent-trivial", "dissent-typo", "dissent-docs-only"];
 
 /** Words that mark an issue as load-bearing whatever else it says. */
-const LOAD_BEARING = /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
+const LOAD_BEARING =
+  /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
 /** Labels first: a person's word beats any heuristic; load-bearing wins a tie. */
 export function gateByLabels(labels: readonly string[]): GateDecision | undefined {
   if (labels.includes("dissent-load-bearing")) return { route: "load_bearing", reason: "label dissent-load-bearing", source: "label" };

@@ -54,7 +54,9 @@ export class PlanningCycle {
   /** The ComplexityGate's decision, once per cycle (a resumed cycle keeps it). */
   async recordRoute(decision: GateDecision): Promise<void> {
     await this.store.transaction(async (tx) => {
-      await tx.append([{ type: "ComplexityGateRouted", issue_id: this.issueId, route: decision.route, reason: decision.reason, source: decision.source, cycle: this.number }]);
+      await tx.append([
+        { type: "ComplexityGateRouted", issue_id: this.issueId, route: decision.route, reason: decision.reason, source: decision.source, cycle: this.number },
+      ]);
       const current = (await tx.plan(this.issueId)) ?? this.row;
       this.row = { ...current, route: decision.route, route_reason: decision.reason };
       await tx.savePlan(this.row);

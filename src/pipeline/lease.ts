@@ -48,18 +48,22 @@ export async function holdLease(
   if (!got.ok && got.holder.host === holder.host && !alive(got.holder.pid)) got = await store.lease.acquire(issueId, holder, ttl, got.holder.id);
   if (!got.ok) {
     const h = got.holder;
-    throw new LeaseHeld(`issue ${issueId} is being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since}); its lease expires if not renewed for ${Math.round(ttl / 1000)} s`, {
-      host: h.host,
-      pid: h.pid,
-      since: h.since,
-    });
+    throw new LeaseHeld(
+      `issue ${issueId} is being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since}); its lease expires if not renewed for ${Math.round(ttl / 1000)} s`,
+      {
+        host: h.host,
+        pid: h.pid,
+        since: h.since,
+      },
+    );
   }
   const lost = new AbortController();
   let released = false;
   const timer = setInterval(() => {
     store.lease.renew(issueId, holder.id).then(
       (ok) => {
-        if (!ok && !released) lost.abort(new RunError(`the lease on issue ${issueId} was taken over by another dissent after this one failed to renew it; stopping`));
+        if (!ok && !released)
+          lost.abort(new RunError(`the lease on issue ${issueId} was taken over by another dissent after this one failed to renew it; stopping`));
       },
       (e: unknown) => opts.onRenewError?.(e),
     );

@@ -201,7 +201,13 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       labels: labels.labels,
       calls: usage.calls,
     };
-    await deps.tracker.publishPlan(id, { status, route: route.route, plan: result.plan, acceptanceCriteria: result.acceptance_criteria, pendingConcerns: result.pending_concerns });
+    await deps.tracker.publishPlan(id, {
+      status,
+      route: route.route,
+      plan: result.plan,
+      acceptanceCriteria: result.acceptance_criteria,
+      pendingConcerns: result.pending_concerns,
+    });
     return result;
   } catch (e) {
     // A lost lease aborts the calls with its own error: report that, not an interruption.

@@ -43,7 +43,13 @@ const settledIds = (events: readonly NewEvent[]) =>
   new Set(events.flatMap((e) => (e.type === "ConcernAddressed" && e.resolution.settled !== false ? [e.resolution.concern_id] : [])));
 
 /** Concerns due at a phase that it left unsettled move on to `to` (ADR-0064 wide-loop forwarding). */
-export function carryEvents(issueId: string, due: readonly Concern[], answered: readonly NewEvent[], to: MustAddressBy, reason: "carried" | "review"): NewEvent[] {
+export function carryEvents(
+  issueId: string,
+  due: readonly Concern[],
+  answered: readonly NewEvent[],
+  to: MustAddressBy,
+  reason: "carried" | "review",
+): NewEvent[] {
   const done = settledIds(answered);
   return due
     .filter((c) => !done.has(c.id) && c.must_address_by !== to)

@@ -72,7 +72,10 @@ let schemas: { findings: ReplySchema; criteria: ReplySchema } | undefined;
 function replySchemas() {
   schemas ??= {
     findings: { name: "findings", jsonSchema: z.toJSONSchema(FindingsReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown> },
-    criteria: { name: "acceptance_criteria", jsonSchema: z.toJSONSchema(AcceptanceCriteriaReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown> },
+    criteria: {
+      name: "acceptance_criteria",
+      jsonSchema: z.toJSONSchema(AcceptanceCriteriaReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
+    },
   };
   return schemas;
 }
@@ -80,8 +83,9 @@ function replySchemas() {
 /** What a producer must do this time, restated in one line at the end of the request. */
 function producerTask(role: string, artifact: ArtifactName, hasConcerns: boolean): string {
   const what = ARTIFACT_TITLES[artifact];
-  if (artifact === "acceptance_criteria") return `Task: write the acceptance criteria for the plan as {"acceptance_criteria": [...]}${hasConcerns ? ', with "addressed" for the concerns you answered' : ""}.`;
-  return `Task: write the ${what} in markdown${hasConcerns ? ", ending with a `## Decisions` section and one fenced json block {\"addressed\": [...]}" : ""}. (${role})`;
+  if (artifact === "acceptance_criteria")
+    return `Task: write the acceptance criteria for the plan as {"acceptance_criteria": [...]}${hasConcerns ? ', with "addressed" for the concerns you answered' : ""}.`;
+  return `Task: write the ${what} in markdown${hasConcerns ? ', ending with a `## Decisions` section and one fenced json block {"addressed": [...]}' : ""}. (${role})`;
 }
 
 /** A producer's request: context, pending concerns due at its phase, and on a retry its last draft and the blocking concerns after it. */
@@ -200,12 +204,26 @@ export interface CriticExtras {
 }
 
 /** A critic's request: the issue, the context it needs, the artifact under review, and its memory. */
-export function criticRequest(role: string, ctx: RoleContext, criticInputs: readonly ArtifactName[], artifact: { name: ArtifactName; text: string }, extras: CriticExtras = {}): ModelRequest {
+export function criticRequest(
+  role: string,
+  ctx: RoleContext,
+  criticInputs: readonly ArtifactName[],
+  artifact: { name: ArtifactName; text: string },
+  extras: CriticExtras = {},
+): ModelRequest {
   const { system, file } = persona(role, "_format-critic");
-  const parts = [...contextBlocks(ctx, criticInputs), `The ${ARTIFACT_TITLES[artifact.name]} under review:`, dataBlock("under_review", artifact.text, artifact.name)];
-  if (extras.knownGaps) parts.push("Known gaps that shipped unresolved in earlier work (check whether this artifact repeats one):", dataBlock("known_gaps", extras.knownGaps));
+  const parts = [
+    ...contextBlocks(ctx, criticInputs),
+    `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
+    dataBlock("under_review", artifact.text, artifact.name),
+  ];
+  if (extras.knownGaps)
+    parts.push("Known gaps that shipped unresolved in earlier work (check whether this artifact repeats one):", dataBlock("known_gaps", extras.knownGaps));
   if (extras.tracked?.length) {
-    parts.push("Concerns already tracked for this phase — do not raise them again in new words:", dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief))));
+    parts.push(
+      "Concerns already tracked for this phase — do not raise them again in new words:",
+      dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief))),
+    );
   }
   if (extras.previous) {
     parts.push(
@@ -214,7 +232,9 @@ export function criticRequest(role: string, ctx: RoleContext, criticInputs: read
     );
   }
   const vocabulary = extras.categories?.length ? ` Use a category from: ${extras.categories.join(", ")}.` : "";
-  parts.push(`Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`);
+  parts.push(
+    `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`,
+  );
   return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
 }
 
@@ -241,11 +261,13 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
   if (minor.length > REVIEWER_MINOR_LIMIT) parts.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
   if (claims.length) {
     parts.push(
-      "Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in \"addressed\" only if the plan really answers it:",
+      'Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in "addressed" only if the plan really answers it:',
       dataBlock("claims", json(claims.map((c) => ({ concern_id: c.concern_id, resolution_kind: c.resolution_kind, note: c.note, by: c.resolved_by })))),
     );
   }
-  parts.push('Task: review the plan on the seven dimensions; raise findings only for real defects and for CRITICAL or HIGH pending concerns the plan leaves unanswered; list in "addressed" the pending concerns the plan answers.');
+  parts.push(
+    'Task: review the plan on the seven dimensions; raise findings only for real defects and for CRITICAL or HIGH pending concerns the plan leaves unanswered; list in "addressed" the pending concerns the plan answers.',
+  );
   return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
 }
 

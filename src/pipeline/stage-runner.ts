@@ -12,7 +12,12 @@ import { criticRequest, issueText, parseCriteria, parseFindings, parseProducer, 
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** The one model door as the pipeline uses it; `emit` overrides where the call's ModelCall event goes. */
-export type Door = <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>, emit?: (event: NewEvent) => void) => Promise<ModelReply<T>>;
+export type Door = <T>(
+  meta: CallMeta,
+  request: ModelRequest,
+  parse?: (answer: string) => Parsed<T>,
+  emit?: (event: NewEvent) => void,
+) => Promise<ModelReply<T>>;
 
 /** Known gaps from the wiki for the assumption surfacer (CONTRACT §4 carryover). */
 export interface KnownGaps {
@@ -138,12 +143,18 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       const text = render(artifact);
       const known = role === "assumption_surfacer" ? deps.knownGaps : undefined;
       const sink = (e: NewEvent) => void roundEvents.set(role, [...(roundEvents.get(role) ?? []), e]);
-      const request = criticRequest(role, deps.context(), stage.criticInputs, { name: stage.artifact, text }, {
-        ...(known ? { knownGaps: known.text } : {}),
-        ...(review.previous ? { previous: review.previous } : {}),
-        tracked: due,
-        categories: stage.categories,
-      });
+      const request = criticRequest(
+        role,
+        deps.context(),
+        stage.criticInputs,
+        { name: stage.artifact, text },
+        {
+          ...(known ? { knownGaps: known.text } : {}),
+          ...(review.previous ? { previous: review.previous } : {}),
+          tracked: due,
+          categories: stage.categories,
+        },
+      );
       const reply = await call(
         { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) },
         request,
@@ -152,7 +163,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
         sink,
       );
       const parsed = reply.parsed;
-      if (!parsed?.ok) throw new ReplyFormatError(`${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`);
+      if (!parsed?.ok)
+        throw new ReplyFormatError(`${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`);
       deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
       return { findings: parsed.value.findings, invalid: parsed.invalid };
     },

@@ -70,7 +70,19 @@ export class EventIndex {
   private addToRun(id: string, row: CallRow): void {
     let run = this.runs.get(id);
     if (!run) {
-      run = { run_id: id, started_at: row.at, last_at: row.at, first_seq: row.seq, audit: false, revised: false, challenger_failed: false, roles: [], models: [], calls: [], usage: emptyUsage() };
+      run = {
+        run_id: id,
+        started_at: row.at,
+        last_at: row.at,
+        first_seq: row.seq,
+        audit: false,
+        revised: false,
+        challenger_failed: false,
+        roles: [],
+        models: [],
+        calls: [],
+        usage: emptyUsage(),
+      };
       this.runs.set(id, run);
     }
     run.calls.push(row);

@@ -15,7 +15,17 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
   const cycleOf = (n: number) => {
     let c = cycles.get(n);
     if (!c) {
-      c = { cycle: n, route: null, route_reason: null, route_source: null, started_at: null, calls: [], stages: [], usage: emptyUsage(), stageCalls: new Map() };
+      c = {
+        cycle: n,
+        route: null,
+        route_reason: null,
+        route_source: null,
+        started_at: null,
+        calls: [],
+        stages: [],
+        usage: emptyUsage(),
+        stageCalls: new Map(),
+      };
       cycles.set(n, c);
     }
     return c;
@@ -46,7 +56,18 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
         c.started_at ??= e.at;
         const before = latest(e.cycle, e.stage);
         if (before?.status === "running") before.status = "interrupted"; // a killed run, resumed: the stage starts again
-        const entry: StageEntry = { stage: e.stage, phase: e.phase, cycle: e.cycle, status: "running", started_at: e.at, started_seq: e.seq, finished_at: null, run: null, rounds: [], usage: emptyUsage() };
+        const entry: StageEntry = {
+          stage: e.stage,
+          phase: e.phase,
+          cycle: e.cycle,
+          status: "running",
+          started_at: e.at,
+          started_seq: e.seq,
+          finished_at: null,
+          run: null,
+          rounds: [],
+          usage: emptyUsage(),
+        };
         c.stages.push(entry);
         c.stageCalls.set(entry, []);
         break;
@@ -54,7 +75,18 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
       case "AdversarialStageCompleted": {
         let entry = latest(e.cycle, e.stage);
         if (!entry || entry.status === "finished") {
-          entry = { stage: e.stage, phase: e.phase, cycle: e.cycle, status: "running", started_at: e.at, started_seq: e.seq, finished_at: null, run: null, rounds: [], usage: emptyUsage() };
+          entry = {
+            stage: e.stage,
+            phase: e.phase,
+            cycle: e.cycle,
+            status: "running",
+            started_at: e.at,
+            started_seq: e.seq,
+            finished_at: null,
+            run: null,
+            rounds: [],
+            usage: emptyUsage(),
+          };
           const c = cycleOf(e.cycle);
           c.stages.push(entry);
           c.stageCalls.set(entry, []);

@@ -57,10 +57,31 @@ export function createDashboard(deps: AppDeps): DashboardApp {
     return next();
   });
   if (deps.loopbackOnly) app.use("*", loopbackHostsOnly());
-  if (deps.token !== undefined) app.use("*", requireBearer(deps.token, () => deps.page?.html));
+  if (deps.token !== undefined)
+    app.use(
+      "*",
+      requireBearer(deps.token, () => deps.page?.html),
+    );
 
-  app.get("/api/events/stream", eventStream({ store: deps.store, hub, redact: deps.redact, closing: closing.signal, ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}) }));
-  apiRoutes(app, { store: deps.store, tracker: deps.tracker, index, hub, board: new BoardCache(deps.store, deps.tracker, () => hub.lastSeq, deps.tracker.kind === "local" ? 2_000 : 15_000, (id) => index.cycleUsage(id).unpriced_calls > 0), respond, ready });
+  app.get(
+    "/api/events/stream",
+    eventStream({ store: deps.store, hub, redact: deps.redact, closing: closing.signal, ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}) }),
+  );
+  apiRoutes(app, {
+    store: deps.store,
+    tracker: deps.tracker,
+    index,
+    hub,
+    board: new BoardCache(
+      deps.store,
+      deps.tracker,
+      () => hub.lastSeq,
+      deps.tracker.kind === "local" ? 2_000 : 15_000,
+      (id) => index.cycleUsage(id).unpriced_calls > 0,
+    ),
+    respond,
+    ready,
+  });
   pageRoutes(app, deps.page);
 
   app.notFound((c) => respond(c, { error: `no route ${c.req.method} ${c.req.path} (GET /api lists them)` }, 404));

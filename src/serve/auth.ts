@@ -22,9 +22,12 @@ export function isLoopback(host: string): boolean {
  */
 export function serveToken(host: string, env: Record<string, string | undefined>): string | undefined {
   const token = env[TOKEN_ENV];
-  if (token !== undefined && token.trim() === "") throw new UsageError(`${TOKEN_ENV} is set but empty: give it a secret, or unset it to serve on loopback without one`);
+  if (token !== undefined && token.trim() === "")
+    throw new UsageError(`${TOKEN_ENV} is set but empty: give it a secret, or unset it to serve on loopback without one`);
   if (token === undefined && !isLoopback(host)) {
-    throw new UsageError(`--host ${host} is not a loopback address: set ${TOKEN_ENV} to a secret first (every request must then carry Authorization: Bearer <token>)`);
+    throw new UsageError(
+      `--host ${host} is not a loopback address: set ${TOKEN_ENV} to a secret first (every request must then carry Authorization: Bearer <token>)`,
+    );
   }
   return token;
 }

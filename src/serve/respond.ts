@@ -14,7 +14,10 @@ export interface Respond {
 export function responder(redact: (text: string) => string): Respond {
   const serialize = (value: unknown) => JSON.stringify(redactDeep(value, redact));
   const raw = (c: Context, json: string, status: ContentfulStatusCode = 200) => c.body(json, status, { "Content-Type": "application/json; charset=utf-8" });
-  return Object.assign((c: Context, value: unknown, status: ContentfulStatusCode = 200) => raw(c, serialize(value), status), { serialize, raw: (c: Context, json: string) => raw(c, json) });
+  return Object.assign((c: Context, value: unknown, status: ContentfulStatusCode = 200) => raw(c, serialize(value), status), {
+    serialize,
+    raw: (c: Context, json: string) => raw(c, json),
+  });
 }
 
 /** A query parameter read as a whole number within bounds; undefined when absent, an error message when bad. */

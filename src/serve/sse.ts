@@ -47,9 +47,11 @@ export function eventStream(deps: StreamDeps) {
       // Writes go one after another; a write that fails (the client left) ends the stream.
       let queue: Promise<void> = Promise.resolve();
       const write = (fn: () => Promise<unknown>) => {
-        queue = queue.then(async () => {
-          if (!ended) await fn();
-        }).catch(end);
+        queue = queue
+          .then(async () => {
+            if (!ended) await fn();
+          })
+          .catch(end);
       };
       const send = (e: StoredEvent) => {
         if (e.seq <= sent) return;

@@ -17,7 +17,8 @@ export async function openStore(config: Config, opts: OpenStoreOptions): Promise
     return openSqliteStore(config.home, { ...(opts.redact ? { redact: opts.redact } : {}), ...(opts.readOnly ? { readOnly: true } : {}) });
   }
   const url = opts.env[config.store.url_env];
-  if (!url) throw new ConfigError(`${config.source}: store postgres needs a connection URL in the environment variable ${config.store.url_env}, which is not set`);
+  if (!url)
+    throw new ConfigError(`${config.source}: store postgres needs a connection URL in the environment variable ${config.store.url_env}, which is not set`);
   const { openPostgresStore } = await import("./postgres.js");
   return openPostgresStore(url, { ...(opts.redact ? { redact: opts.redact } : {}), home: config.home });
 }

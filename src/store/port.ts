@@ -45,9 +45,7 @@ export interface LeaseHolder {
   pid: number;
 }
 
-export type LeaseResult =
-  | { ok: true; tookOver: boolean }
-  | { ok: false; holder: { id: string; host: string; pid: number; since: string; renewed: string } };
+export type LeaseResult = { ok: true; tookOver: boolean } | { ok: false; holder: { id: string; host: string; pid: number; since: string; renewed: string } };
 
 /** What one stage's commit writes, atomically (CONTRACT §4: the state is saved after every stage). */
 export interface StageCommit {

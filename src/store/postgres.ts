@@ -115,7 +115,8 @@ function storeError(e: unknown, where: string): StoreError {
 /** An error from pg or the network (not one of ours, not a bug of ours). */
 const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !StoreError.isInstance(e);
 /** pg's connection errors carry no code. */
-const isConnectError = (e: unknown) => e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);
+const isConnectError = (e: unknown) =>
+  e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
@@ -124,7 +125,9 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   try {
     pg = (await import("pg")).default as unknown as typeof import("pg");
   } catch (e) {
-    throw new ConfigError(`store postgres needs the pg package, an optional dependency of dissent that is not installed (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`);
+    throw new ConfigError(
+      `store postgres needs the pg package, an optional dependency of dissent that is not installed (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`,
+    );
   }
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
@@ -152,12 +155,15 @@ async function migrate(client: PoolClient): Promise<void> {
     await client.query(`CREATE TABLE IF NOT EXISTS ${PG_SCHEMA}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
     const row = await client.query<{ value: string }>(`SELECT value FROM ${PG_SCHEMA}.meta WHERE key = 'schema_version'`);
     const current = Number(row.rows[0]?.value ?? 0);
-    if (current > PG_MIGRATIONS.length) throw new StoreError(`the database's dissent schema (version ${current}) is newer than this dissent knows (${PG_MIGRATIONS.length}): upgrade dissent`);
+    if (current > PG_MIGRATIONS.length)
+      throw new StoreError(`the database's dissent schema (version ${current}) is newer than this dissent knows (${PG_MIGRATIONS.length}): upgrade dissent`);
     for (let v = current; v < PG_MIGRATIONS.length; v++) {
       await client.query("BEGIN");
       try {
         await client.query(PG_MIGRATIONS[v] as string);
-        await client.query(`INSERT INTO ${PG_SCHEMA}.meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = $1`, [String(v + 1)]);
+        await client.query(`INSERT INTO ${PG_SCHEMA}.meta (key, value) VALUES ('schema_version', $1) ON CONFLICT (key) DO UPDATE SET value = $1`, [
+          String(v + 1),
+        ]);
         await client.query("COMMIT");
       } catch (e) {
         await client.query("ROLLBACK");
@@ -215,11 +221,19 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         for (const input of events) {
           const { type, ...rest } = input;
           const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
-          const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [event.type, event.at, event.issue_id, JSON.stringify(event)]);
+          const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [
+            event.type,
+            event.at,
+            event.issue_id,
+            JSON.stringify(event),
+          ]);
           const seq = Number(r.rows[0]?.seq);
           if (event.issue_id !== null && FOLDED.has(event.type)) {
             const next = reduce(await state(event.issue_id), event);
-            await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [event.issue_id, JSON.stringify(next)]);
+            await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
+              event.issue_id,
+              JSON.stringify(next),
+            ]);
           }
           if (event.type === "ModelCall" && !event.cached && event.issue_id !== null) {
             await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
@@ -243,12 +257,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         );
       },
       async putArtifact(issueId, cycle, name, content) {
-        await q(`INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4) ON CONFLICT (issue_id, cycle, name) DO UPDATE SET content = EXCLUDED.content`, [
-          issueId,
-          cycle,
-          name,
-          redact(content),
-        ]);
+        await q(
+          `INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4) ON CONFLICT (issue_id, cycle, name) DO UPDATE SET content = EXCLUDED.content`,
+          [issueId, cycle, name, redact(content)],
+        );
       },
     };
   };
@@ -301,7 +313,16 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
                 ins AS (INSERT INTO ${S}.events (type, at, issue_id, body) SELECT $2, $3, $4, $5 FROM locked RETURNING seq),
                 counted AS (UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $6 WHERE $7 AND issue_id = $4 AND EXISTS (SELECT 1 FROM ins))
            SELECT seq, pg_notify($8, seq::text) FROM ins`,
-          [APPEND_LOCK, event.type, event.at, event.issue_id, JSON.stringify(event), event.type === "ModelCall" ? (event.cost_usd ?? 0) : 0, counts, PG_CHANNEL],
+          [
+            APPEND_LOCK,
+            event.type,
+            event.at,
+            event.issue_id,
+            JSON.stringify(event),
+            event.type === "ModelCall" ? (event.cost_usd ?? 0) : 0,
+            counts,
+            PG_CHANNEL,
+          ],
         );
         return [{ ...event, seq: Number(r.rows[0]?.seq) }];
       });
@@ -358,11 +379,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         // The append lock first, then the check: two workers committing the same stage serialise here,
         // and the second finds the first's AdversarialStageCompleted (exactly one per finished stage, CONTRACT §7).
         await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
-        const done = await q(`SELECT 1 FROM ${S}.events WHERE issue_id = $1 AND type = 'AdversarialStageCompleted' AND body->>'stage' = $2 AND (body->>'cycle')::int = $3 LIMIT 1`, [
-          c.issueId,
-          c.stage,
-          c.cycle,
-        ]);
+        const done = await q(
+          `SELECT 1 FROM ${S}.events WHERE issue_id = $1 AND type = 'AdversarialStageCompleted' AND body->>'stage' = $2 AND (body->>'cycle')::int = $3 LIMIT 1`,
+          [c.issueId, c.stage, c.cycle],
+        );
         if (done.rows.length) return false;
         const tx = ops(q);
         if (c.artifact) await tx.putArtifact(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
@@ -375,7 +395,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         transaction(async (q): Promise<LeaseResult> => {
           // The database's clock, not the workers': machines disagree about the time.
           const now = Number((await q("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint AS now")).rows[0]?.now);
-          await q(`INSERT INTO ${S}.leases (issue_id, holder_id, host, pid, acquired_at, renewed_at) VALUES ($1, '', '', 0, 0, 0) ON CONFLICT (issue_id) DO NOTHING`, [issueId]);
+          await q(
+            `INSERT INTO ${S}.leases (issue_id, holder_id, host, pid, acquired_at, renewed_at) VALUES ($1, '', '', 0, 0, 0) ON CONFLICT (issue_id) DO NOTHING`,
+            [issueId],
+          );
           const row = (await q(`SELECT holder_id, host, pid, acquired_at, renewed_at FROM ${S}.leases WHERE issue_id = $1 FOR UPDATE`, [issueId])).rows[0] as
             | { holder_id: string; host: string; pid: number; acquired_at: string; renewed_at: string }
             | undefined;
@@ -383,19 +406,34 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
           if (held && row) {
             return {
               ok: false,
-              holder: { id: row.holder_id, host: row.host, pid: Number(row.pid), since: new Date(Number(row.acquired_at)).toISOString(), renewed: new Date(Number(row.renewed_at)).toISOString() },
+              holder: {
+                id: row.holder_id,
+                host: row.host,
+                pid: Number(row.pid),
+                since: new Date(Number(row.acquired_at)).toISOString(),
+                renewed: new Date(Number(row.renewed_at)).toISOString(),
+              },
             };
           }
           if (row?.holder_id === holder.id) {
             await q(`UPDATE ${S}.leases SET renewed_at = $2 WHERE issue_id = $1`, [issueId, now]);
             return { ok: true, tookOver: false };
           }
-          await q(`UPDATE ${S}.leases SET holder_id = $2, host = $3, pid = $4, acquired_at = $5, renewed_at = $5 WHERE issue_id = $1`, [issueId, holder.id, holder.host, holder.pid, now]);
+          await q(`UPDATE ${S}.leases SET holder_id = $2, host = $3, pid = $4, acquired_at = $5, renewed_at = $5 WHERE issue_id = $1`, [
+            issueId,
+            holder.id,
+            holder.host,
+            holder.pid,
+            now,
+          ]);
           return { ok: true, tookOver: row !== undefined && row.holder_id !== "" };
         }),
       renew: (issueId, holderId) =>
         guard(async () => {
-          const r = await poolQuery(`UPDATE ${S}.leases SET renewed_at = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE issue_id = $1 AND holder_id = $2`, [issueId, holderId]);
+          const r = await poolQuery(
+            `UPDATE ${S}.leases SET renewed_at = (extract(epoch from clock_timestamp()) * 1000)::bigint WHERE issue_id = $1 AND holder_id = $2`,
+            [issueId, holderId],
+          );
           return (r.rowCount ?? 0) > 0;
         }),
       release: (issueId, holderId) =>
@@ -421,7 +459,8 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
           const r = await poolQuery(`SELECT id, title, body, labels, created_at, updated_at FROM ${S}.issues WHERE id = $1`, [id]);
           return r.rows[0] ? toIssue(r.rows[0]) : undefined;
         }),
-      list: () => guard(async () => (await poolQuery(`SELECT id, title, body, labels, created_at, updated_at FROM ${S}.issues ORDER BY number`)).rows.map(toIssue)),
+      list: () =>
+        guard(async () => (await poolQuery(`SELECT id, title, body, labels, created_at, updated_at FROM ${S}.issues ORDER BY number`)).rows.map(toIssue)),
       setLabels: (id, labels) =>
         guard(async () => {
           await poolQuery(`UPDATE ${S}.issues SET labels = $1, updated_at = $2 WHERE id = $3`, [JSON.stringify([...labels]), clock().toISOString(), id]);
@@ -431,7 +470,9 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
       where: "the database",
       // Ordered as the embedded store lists its files (`<id>.md`, byte order), so both list alike.
       list: () =>
-        guard(async () => (await poolQuery(`SELECT id, text FROM ${S}.wiki ORDER BY (id || '.md') COLLATE "C"`)).rows.map((r) => ({ id: String(r.id), text: String(r.text) }))),
+        guard(async () =>
+          (await poolQuery(`SELECT id, text FROM ${S}.wiki ORDER BY (id || '.md') COLLATE "C"`)).rows.map((r) => ({ id: String(r.id), text: String(r.text) })),
+        ),
       get: (id) =>
         guard(async () => {
           const r = await poolQuery(`SELECT id, text FROM ${S}.wiki WHERE id = $1`, [id]);
@@ -439,7 +480,10 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         }),
       put: (entry) =>
         guard(async () => {
-          await poolQuery(`INSERT INTO ${S}.wiki (id, text, updated_at) VALUES ($1, $2, now()) ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, updated_at = now()`, [entry.id, redact(entry.text)]);
+          await poolQuery(
+            `INSERT INTO ${S}.wiki (id, text, updated_at) VALUES ($1, $2, now()) ON CONFLICT (id) DO UPDATE SET text = EXCLUDED.text, updated_at = now()`,
+            [entry.id, redact(entry.text)],
+          );
         }),
     },
     follow(after, onEvent, onError) {
@@ -504,16 +548,33 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         const counts: Record<string, number> = { cache: 0, events: 0, issues: 0, plans: 0, artifacts: 0, adversarial_state: 0, wiki: 0 };
         for (const c of snap.cache) {
           // Replies are content-addressed: one already there is the same reply.
-          const r = await q(`INSERT INTO ${S}.cache (key, provider, model, reply, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING`, [c.key, c.provider, c.model, c.reply, c.created_at]);
+          const r = await q(`INSERT INTO ${S}.cache (key, provider, model, reply, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (key) DO NOTHING`, [
+            c.key,
+            c.provider,
+            c.model,
+            c.reply,
+            c.created_at,
+          ]);
           counts.cache = (counts.cache ?? 0) + (r.rowCount ?? 0);
         }
-        for (const e of snap.events) await q(`INSERT INTO ${S}.events (seq, type, at, issue_id, body) VALUES ($1, $2, $3, $4, $5)`, [e.seq, e.type, e.at, e.issue_id, e.body]);
+        for (const e of snap.events)
+          await q(`INSERT INTO ${S}.events (seq, type, at, issue_id, body) VALUES ($1, $2, $3, $4, $5)`, [e.seq, e.type, e.at, e.issue_id, e.body]);
         counts.events = snap.events.length;
-        await q(`SELECT setval(pg_get_serial_sequence('${S}.events', 'seq'), GREATEST((SELECT COALESCE(MAX(seq), 0) FROM ${S}.events), 1), (SELECT COUNT(*) > 0 FROM ${S}.events))`);
+        await q(
+          `SELECT setval(pg_get_serial_sequence('${S}.events', 'seq'), GREATEST((SELECT COALESCE(MAX(seq), 0) FROM ${S}.events), 1), (SELECT COUNT(*) > 0 FROM ${S}.events))`,
+        );
         for (const s of snap.states) await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2)`, [s.issue_id, s.state]);
         counts.adversarial_state = snap.states.length;
         for (const i of snap.issues) {
-          await q(`INSERT INTO ${S}.issues (id, number, title, body, labels, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [i.id, i.number, i.title, i.body, i.labels, i.created_at, i.updated_at]);
+          await q(`INSERT INTO ${S}.issues (id, number, title, body, labels, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+            i.id,
+            i.number,
+            i.title,
+            i.body,
+            i.labels,
+            i.created_at,
+            i.updated_at,
+          ]);
         }
         counts.issues = snap.issues.length;
         await q(`SELECT setval('${S}.issue_number', GREATEST((SELECT COALESCE(MAX(number), 0) FROM ${S}.issues), 1), (SELECT COUNT(*) > 0 FROM ${S}.issues))`);
@@ -531,7 +592,8 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
           ]);
         }
         counts.plans = snap.plans.length;
-        for (const a of snap.artifacts) await q(`INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4)`, [a.issue_id, a.cycle, a.name, a.content]);
+        for (const a of snap.artifacts)
+          await q(`INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4)`, [a.issue_id, a.cycle, a.name, a.content]);
         counts.artifacts = snap.artifacts.length;
         for (const w of snap.wiki) await q(`INSERT INTO ${S}.wiki (id, text, updated_at) VALUES ($1, $2, now())`, [w.id, w.text]);
         counts.wiki = snap.wiki.length;

@@ -28,7 +28,10 @@ export async function readSqliteSnapshot(home: string): Promise<StoreSnapshot> {
   const store = await openSqliteStore(home);
   const wiki = await store.wiki.list().finally(() => store.close());
   const unreadable = wiki.find((e) => e.text.startsWith("\u0000unreadable"));
-  if (unreadable) throw new StoreError(`the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(13)}): fix or remove it, then migrate again`);
+  if (unreadable)
+    throw new StoreError(
+      `the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(13)}): fix or remove it, then migrate again`,
+    );
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {

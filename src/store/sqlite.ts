@@ -121,7 +121,9 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
           mkdirSync(home, { recursive: true });
         } catch (e) {
           const code = (e as NodeJS.ErrnoException).code ?? "error";
-          throw new ConfigError(`cannot use ${home} as the dissent home (DISSENT_HOME or home:): ${code === "EEXIST" || code === "ENOTDIR" ? "it is not a directory" : code}`);
+          throw new ConfigError(
+            `cannot use ${home} as the dissent home (DISSENT_HOME or home:): ${code === "EEXIST" || code === "ENOTDIR" ? "it is not a directory" : code}`,
+          );
         }
         if (existsSync(file) && statSync(file).isDirectory()) throw new StoreError(`the store ${file} is a directory, not a file: remove it`);
         db = new Database(file);
@@ -174,7 +176,9 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     insertEvent: db.prepare("INSERT INTO events (type, at, issue_id, body) VALUES (?, ?, ?, ?)"),
     state: db.prepare<[string], { state: string }>("SELECT state FROM adversarial_state WHERE issue_id = ?"),
     putState: db.prepare("INSERT INTO adversarial_state (issue_id, state) VALUES (?, ?) ON CONFLICT(issue_id) DO UPDATE SET state = excluded.state"),
-    plan: db.prepare<[string], PlanRow>("SELECT issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at FROM plans WHERE issue_id = ?"),
+    plan: db.prepare<[string], PlanRow>(
+      "SELECT issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at FROM plans WHERE issue_id = ?",
+    ),
     plans: db.prepare<[], PlanRow>("SELECT issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at FROM plans"),
     savePlan: db.prepare(
       `INSERT INTO plans (issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at)
@@ -353,7 +357,16 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
           const now = clock().getTime();
           const row = q.lease.get(issueId);
           if (row && row.holder_id !== holder.id && row.holder_id !== staleHolderId && now - row.renewed_at < ttlMs) {
-            return { ok: false, holder: { id: row.holder_id, host: row.host, pid: row.pid, since: new Date(row.acquired_at).toISOString(), renewed: new Date(row.renewed_at).toISOString() } };
+            return {
+              ok: false,
+              holder: {
+                id: row.holder_id,
+                host: row.host,
+                pid: row.pid,
+                since: new Date(row.acquired_at).toISOString(),
+                renewed: new Date(row.renewed_at).toISOString(),
+              },
+            };
           }
           q.putLease.run(issueId, holder.id, holder.host, holder.pid, now, now);
           return { ok: true, tookOver: row !== undefined && row.holder_id !== holder.id };
@@ -392,20 +405,22 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
           db.prepare("UPDATE issues SET labels = ?, updated_at = ? WHERE id = ?").run(JSON.stringify([...labels]), clock().toISOString(), id);
         }),
     },
-    wiki: opts.memory ? memoryWiki() : {
-      where: wikiDir,
-      list: async () => wikiFiles(),
-      get: async (id) => wikiFiles().find((e) => e.id === id),
-      put: async (entry) => {
-        writeGuard();
-        mkdirSync(wikiDir, { recursive: true });
-        const path = join(wikiDir, `${entry.id}.md`);
-        // Write-then-rename: a crash never leaves half an entry.
-        const tmp = `${path}.tmp-${process.pid}`;
-        writeFileSync(tmp, redact(entry.text));
-        renameSync(tmp, path);
-      },
-    },
+    wiki: opts.memory
+      ? memoryWiki()
+      : {
+          where: wikiDir,
+          list: async () => wikiFiles(),
+          get: async (id) => wikiFiles().find((e) => e.id === id),
+          put: async (entry) => {
+            writeGuard();
+            mkdirSync(wikiDir, { recursive: true });
+            const path = join(wikiDir, `${entry.id}.md`);
+            // Write-then-rename: a crash never leaves half an entry.
+            const tmp = `${path}.tmp-${process.pid}`;
+            writeFileSync(tmp, redact(entry.text));
+            renameSync(tmp, path);
+          },
+        },
     follow(after, onEvent, onError) {
       let last = after;
       let timer: NodeJS.Timeout | undefined;

@@ -84,7 +84,11 @@ export function startChatSpan(tracer: Tracer, parent: Span | undefined, c: Obser
     const text = (s: string) => [{ type: "text", content: o.redact(s) }];
     span.setAttribute(GEN_AI.SYSTEM_INSTRUCTIONS, JSON.stringify(text(c.request.system)));
     span.setAttribute(GEN_AI.INPUT_MESSAGES, JSON.stringify(c.request.messages.map((m) => ({ role: m.role, parts: text(m.content) }))));
-    if (c.reply !== undefined) span.setAttribute(GEN_AI.OUTPUT_MESSAGES, JSON.stringify([{ role: "assistant", parts: text(c.reply), ...(c.finishReason ? { finish_reason: c.finishReason } : {}) }]));
+    if (c.reply !== undefined)
+      span.setAttribute(
+        GEN_AI.OUTPUT_MESSAGES,
+        JSON.stringify([{ role: "assistant", parts: text(c.reply), ...(c.finishReason ? { finish_reason: c.finishReason } : {}) }]),
+      );
   }
   return span;
 }

@@ -22,7 +22,6 @@ export interface TelemetryOptions {
   timeoutMs?: number;
 }
 
-
 /**
  * Starts exporting to the config's endpoint. Loaded only when one is configured: with telemetry
  * off, neither this module nor the OpenTelemetry SDK is imported (the CLI starts as fast as before).

@@ -144,7 +144,10 @@ export class PlanTrace {
     if (outcome.route) this.root.setAttribute(DISSENT.ROUTE_KIND, outcome.route);
     if (outcome.error !== undefined) {
       this.root.setAttribute(ERROR_TYPE, errorType(outcome.error));
-      this.root.setStatus({ code: SpanStatusCode.ERROR, message: this.o.redact(outcome.error instanceof Error ? outcome.error.message : String(outcome.error)).slice(0, 500) });
+      this.root.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: this.o.redact(outcome.error instanceof Error ? outcome.error.message : String(outcome.error)).slice(0, 500),
+      });
     }
     this.root.end();
   }

@@ -21,7 +21,12 @@ export class RunTrace {
     private readonly o: ChatSpanOptions & { cost: CostOf; warn: (message: string) => void },
   ) {
     this.root = tracer.startSpan(`${OPERATION.INVOKE_WORKFLOW} dissent.run`, {
-      attributes: { [GEN_AI.OPERATION_NAME]: OPERATION.INVOKE_WORKFLOW, [GEN_AI.WORKFLOW_NAME]: "dissent.run", [DISSENT.RUN_ID]: runId, "dissent.audit": audit },
+      attributes: {
+        [GEN_AI.OPERATION_NAME]: OPERATION.INVOKE_WORKFLOW,
+        [GEN_AI.WORKFLOW_NAME]: "dissent.run",
+        [DISSENT.RUN_ID]: runId,
+        "dissent.audit": audit,
+      },
     });
   }
 

@@ -61,16 +61,24 @@ function sse(res: ServerResponse, model: string, content: string, usage: ServerR
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const id = "chatcmpl-test";
   const pieces = content.match(/[\s\S]{1,7}/g) ?? [""];
-  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] })}\n\n`,
+  );
   for (const p of pieces) {
-    res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`);
+    res.write(
+      `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })}\n\n`,
+    );
   }
   if (cut) {
     res.end();
     return;
   }
-  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] })}\n\n`);
-  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: usage?.prompt_tokens ?? 11, completion_tokens: usage?.completion_tokens ?? 7, total_tokens: (usage?.prompt_tokens ?? 11) + (usage?.completion_tokens ?? 7) } })}\n\n`);
+  res.write(
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] })}\n\n`,
+  );
+  res.write(
+    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: usage?.prompt_tokens ?? 11, completion_tokens: usage?.completion_tokens ?? 7, total_tokens: (usage?.prompt_tokens ?? 11) + (usage?.completion_tokens ?? 7) } })}\n\n`,
+  );
   res.end("data: [DONE]\n\n");
 }
 

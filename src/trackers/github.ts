@@ -122,16 +122,22 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
      * associated with that commit (REST: issues/{n}/events, commits/{sha}/pulls).
      */
     async mergedClosures() {
-      const closed = await session.step("listing closed issues", (gh) => gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "closed", per_page: 100 }));
+      const closed = await session.step("listing closed issues", (gh) =>
+        gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "closed", per_page: 100 }),
+      );
       const out: { issue: TrackedIssue; pr: number }[] = [];
       for (const d of closed) {
         if (d.pull_request) continue;
         const issue = toIssue(d);
         if (issue.labels.includes("dissent-fixed") || !issue.labels.some((l) => MERGEABLE.includes(l))) continue;
-        const events = await session.step(`reading the events of issue #${d.number}`, (gh) => gh.paginate(gh.rest.issues.listEvents, { owner, repo, issue_number: d.number, per_page: 100 }));
+        const events = await session.step(`reading the events of issue #${d.number}`, (gh) =>
+          gh.paginate(gh.rest.issues.listEvents, { owner, repo, issue_number: d.number, per_page: 100 }),
+        );
         const sha = [...events].reverse().find((e) => e.event === "closed")?.commit_id;
         if (!sha) continue;
-        const pulls = await session.step(`finding the pull request of commit ${sha.slice(0, 7)}`, (gh) => gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: sha }));
+        const pulls = await session.step(`finding the pull request of commit ${sha.slice(0, 7)}`, (gh) =>
+          gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: sha }),
+        );
         const merged = pulls.data.find((p) => p.merged_at);
         if (merged) out.push({ issue, pr: merged.number });
       }

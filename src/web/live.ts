@@ -101,7 +101,11 @@ export function useLiveStatus(): LiveStatus {
 }
 
 /** A view's data: read from the API, read again (at most every `gapMs`) when a relevant event arrives. */
-export function useData<T extends object>(path: string, relevant: (e: ServedEvent) => boolean, gapMs = 150): { data: T | undefined; error: string | undefined } {
+export function useData<T extends object>(
+  path: string,
+  relevant: (e: ServedEvent) => boolean,
+  gapMs = 150,
+): { data: T | undefined; error: string | undefined } {
   const [state, setState] = useState<{ path: string; data: T | undefined; error: string | undefined }>({ path, data: undefined, error: undefined });
   const relevantRef = useRef(relevant);
   relevantRef.current = relevant;

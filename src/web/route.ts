@@ -1,12 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 
 /** The page's places, from the URL's hash. */
-export type Route =
-  | { view: "board" }
-  | { view: "issue"; id: string }
-  | { view: "runs"; id?: string }
-  | { view: "costs" }
-  | { view: "wiki"; id?: string };
+export type Route = { view: "board" } | { view: "issue"; id: string } | { view: "runs"; id?: string } | { view: "costs" } | { view: "wiki"; id?: string };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);

@@ -2,7 +2,15 @@ import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { callBudget, type IssueBudget } from "../../src/adversarial/budget.js";
 import { fingerprint } from "../../src/adversarial/fingerprint.js";
-import { AdversarialRetryLoop, MAX_RETRIES, type Critic, type LoopContext, type Producer, type RoundInput, type StageSpec } from "../../src/adversarial/retry-loop.js";
+import {
+  AdversarialRetryLoop,
+  MAX_RETRIES,
+  type Critic,
+  type LoopContext,
+  type Producer,
+  type RoundInput,
+  type StageSpec,
+} from "../../src/adversarial/retry-loop.js";
 import { Concern, StageRecord as StageRun, type Finding, type Severity } from "../../src/contracts/concern.js";
 import { DissentEvent, type NewEvent } from "../../src/contracts/events.js";
 import { ProviderAuthError } from "../../src/errors.js";
@@ -79,15 +87,28 @@ describe("AdversarialRetryLoop: convergence", () => {
     expect(a.seen).toEqual([{ artifact: "v1", round: 1 }]);
     expect(b.seen).toEqual([{ artifact: "v1", round: 1 }]);
     expect(r.artifact).toBe("v1");
-    expect(r.stageRun).toMatchObject({ stage: "plan_council", phase: "plan", outcome: "converged", rounds: 1, retries: 0, concerns_raised: 0, concerns_forwarded: 0, cycle: 1 });
+    expect(r.stageRun).toMatchObject({
+      stage: "plan_council",
+      phase: "plan",
+      outcome: "converged",
+      rounds: 1,
+      retries: 0,
+      concerns_raised: 0,
+      concerns_forwarded: 0,
+      cycle: 1,
+    });
     expect(r.forwarded).toEqual([]);
     expect(r.unresolved).toEqual([]);
     expect(types(events)).toEqual(["AdversarialStageStarted", "AdversarialStageCompleted"]);
   });
 
   it("converges in round 2, the producer's second call receiving the blocking concern and its own first artifact", async () => {
-    const { producer, inputs } = scriptedProducer((i) => (i.blocking.some((c) => /retry path/i.test(c.concern)) ? "plan v2 with a retry-path test" : "plan v1"));
-    const tester = critic("plan.tester", (artifact) => (artifact.includes("retry-path test") ? [] : [f("CRITICAL", "Missing test for the retry path.", { evidence: "plan v1" })]));
+    const { producer, inputs } = scriptedProducer((i) =>
+      i.blocking.some((c) => /retry path/i.test(c.concern)) ? "plan v2 with a retry-path test" : "plan v1",
+    );
+    const tester = critic("plan.tester", (artifact) =>
+      artifact.includes("retry-path test") ? [] : [f("CRITICAL", "Missing test for the retry path.", { evidence: "plan v1" })],
+    );
     const builder = silent("plan.builder");
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [builder, tester]).run(STAGE, ctx);
@@ -138,7 +159,9 @@ describe("AdversarialRetryLoop: convergence", () => {
 describe("AdversarialRetryLoop: oscillation", () => {
   it("stops in exactly 2 rounds when the blocking fingerprint set repeats (paraphrased), and forwards it with must_address_by", async () => {
     const { producer, inputs } = scriptedProducer();
-    const risk = critic("plan.risk_skeptic", (_a, round) => [round === 1 ? f("CRITICAL", "Missing test for the retry path.") : f("CRITICAL", "missing tests for retry path")]);
+    const risk = critic("plan.risk_skeptic", (_a, round) => [
+      round === 1 ? f("CRITICAL", "Missing test for the retry path.") : f("CRITICAL", "missing tests for retry path"),
+    ]);
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [silent("plan.builder"), risk]).run(STAGE, ctx);
 
@@ -219,7 +242,12 @@ describe("AdversarialRetryLoop: the council tally inside the loop", () => {
     expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 1, concerns_raised: 1, concerns_forwarded: 1 });
     expect(r.unresolved).toEqual([]);
     expect(r.forwarded).toHaveLength(1);
-    expect(r.forwarded[0]).toMatchObject({ severity: "MEDIUM", concern: "Step 4 may race with the cron job", raised_by: "plan.builder", must_address_by: "spec" });
+    expect(r.forwarded[0]).toMatchObject({
+      severity: "MEDIUM",
+      concern: "Step 4 may race with the cron job",
+      raised_by: "plan.builder",
+      must_address_by: "spec",
+    });
     expect(ofType(events, "ConcernForwarded").map((e) => [e.concern.severity, e.reason])).toEqual([["MEDIUM", "advisory"]]);
   });
 
@@ -268,7 +296,10 @@ describe("AdversarialRetryLoop: the council tally inside the loop", () => {
 
   it("keeps the id of a concern stable across rounds of a stage", async () => {
     const { producer } = scriptedProducer();
-    const c = critic("spec.judge", (_a, round) => [f("HIGH", round === 1 ? "AC 3 contradicts AC 1" : "ac 3 contradicts ac 1"), f("LOW", `nit ${["one", "two", "three", "four"][round - 1]}`)]);
+    const c = critic("spec.judge", (_a, round) => [
+      f("HIGH", round === 1 ? "AC 3 contradicts AC 1" : "ac 3 contradicts ac 1"),
+      f("LOW", `nit ${["one", "two", "three", "four"][round - 1]}`),
+    ]);
     const r = await new AdversarialRetryLoop(producer, [c]).run({ stage: "spec", phase: "spec", mustAddressBy: "review" }, context().ctx);
     expect(r.stageRun.outcome).toBe("oscillation");
     const ids = r.forwarded.map((x) => x.id);
@@ -281,7 +312,9 @@ describe("AdversarialRetryLoop: critic failures", () => {
   it("a crashing critic contributes nothing; the others still count", async () => {
     const { producer, inputs } = scriptedProducer();
     const broken = critic("plan.builder", () => new Error("model replied with garbage"));
-    const risk = critic("plan.risk_skeptic", (_a, round) => (round === 1 ? [f("CRITICAL", "Migration has no rollback")] : [f("HIGH", "Step 4 may race with the cron job")]));
+    const risk = critic("plan.risk_skeptic", (_a, round) =>
+      round === 1 ? [f("CRITICAL", "Migration has no rollback")] : [f("HIGH", "Step 4 may race with the cron job")],
+    );
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [broken, risk]).run(STAGE, ctx);
 
@@ -359,7 +392,9 @@ describe("AdversarialRetryLoop: critic failures", () => {
 
   it("aborts on a quota error on a later round too, even with other critics answering", async () => {
     const { producer, inputs } = scriptedProducer();
-    const quota = critic("plan.builder", (_a, round) => (round === 2 ? new ProviderAuthError("provider 'openai': insufficient quota (429 insufficient_quota)") : [f("CRITICAL", `problem ${round}`)]));
+    const quota = critic("plan.builder", (_a, round) =>
+      round === 2 ? new ProviderAuthError("provider 'openai': insufficient quota (429 insufficient_quota)") : [f("CRITICAL", `problem ${round}`)],
+    );
     const run = new AdversarialRetryLoop(producer, [quota, silent("plan.tester")]).run(STAGE, context().ctx);
     await expect(run).rejects.toThrow(/insufficient quota/);
     expect(inputs).toHaveLength(2);
@@ -379,7 +414,13 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
   /** Critics that raise a new CRITICAL every round, so only the budget (or the round limit) stops the loop. */
   function budgeted(budget: IssueBudget, critics: number) {
     const { producer, inputs } = scriptedProducer(undefined, () => budget.take());
-    const cs = Array.from({ length: critics }, (_, i) => critic(`c${i}`, (_a, round) => [f("CRITICAL", `problem ${i} of round ${["one", "two", "three", "four", "five"][round - 1]}`)], () => budget.take()));
+    const cs = Array.from({ length: critics }, (_, i) =>
+      critic(
+        `c${i}`,
+        (_a, round) => [f("CRITICAL", `problem ${i} of round ${["one", "two", "three", "four", "five"][round - 1]}`)],
+        () => budget.take(),
+      ),
+    );
     return { loop: new AdversarialRetryLoop(producer, cs), inputs };
   }
 
@@ -448,10 +489,14 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
     const budget = callBudget(4);
     const { producer } = scriptedProducer(undefined, () => budget.take());
     const greedy = (role: string) =>
-      critic(role, () => [f("CRITICAL", `problem from ${role}`)], () => {
-        budget.take();
-        budget.take();
-      });
+      critic(
+        role,
+        () => [f("CRITICAL", `problem from ${role}`)],
+        () => {
+          budget.take();
+          budget.take();
+        },
+      );
     const r = await new AdversarialRetryLoop(producer, [greedy("a"), greedy("b")]).run(STAGE, context({ budget }).ctx);
     expect(r.stageRun.outcome).toBe("budget");
     expect(budget.used()).toBeLessThanOrEqual(budget.max);
@@ -561,7 +606,13 @@ describe("AdversarialRetryLoop: round memory and reservation (CONTRACT §4 r2)",
   it("never spends the calls reserved for later stages: a round that would leave less is not started", async () => {
     const budget = callBudget(20);
     const { producer, inputs } = scriptedProducer(undefined, () => budget.take()(true));
-    const cs = ["c0", "c1"].map((role) => critic(role, (_a, round) => [f("CRITICAL", `${role} problem ${["one", "two", "three", "four"][round - 1]}`)], () => budget.take()(true)));
+    const cs = ["c0", "c1"].map((role) =>
+      critic(
+        role,
+        (_a, round) => [f("CRITICAL", `${role} problem ${["one", "two", "three", "four"][round - 1]}`)],
+        () => budget.take()(true),
+      ),
+    );
     const loop = new AdversarialRetryLoop(producer, cs);
     const r = await loop.run(STAGE, context({ budget, reserve: 12 }).ctx);
     // 3 calls a round: rounds 1 and 2 leave 17 and 14; a third would leave 11 < 12.

@@ -7,7 +7,14 @@ import { Concern, type Finding, type Severity } from "../../src/contracts/concer
 
 const NOW = "2026-05-17T12:00:00.000Z";
 /** The artifact under review: one line per concern the property test draws, and a first line every default finding quotes. */
-const LINES = ["Step 1 writes the retry loop.", "Step 2 calls the payment API.", "Step 3 migrates the sessions table.", "Step 4 tidies the docs.", "Step 5 logs every request.", "Step 6 ships it."];
+const LINES = [
+  "Step 1 writes the retry loop.",
+  "Step 2 calls the payment API.",
+  "Step 3 migrates the sessions table.",
+  "Step 4 tidies the docs.",
+  "Step 5 logs every request.",
+  "Step 6 ships it.",
+];
 const ARTIFACT = LINES.join("\n");
 
 function ctx(criticCount: number, over: Partial<TallyContext> = {}): TallyContext {
@@ -23,7 +30,13 @@ function ctx(criticCount: number, over: Partial<TallyContext> = {}): TallyContex
   };
 }
 
-const f = (severity: Severity, concern: string, extra: Partial<Finding> = {}): Finding => ({ severity, concern, category: "test_strategy", evidence: LINES[0], ...extra });
+const f = (severity: Severity, concern: string, extra: Partial<Finding> = {}): Finding => ({
+  severity,
+  concern,
+  category: "test_strategy",
+  evidence: LINES[0],
+  ...extra,
+});
 const vote = (role: string, ...findings: Finding[]): Vote => ({ role, findings });
 
 describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
@@ -49,7 +62,11 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
 
   it("two critics' matching HIGH (same fingerprint after paraphrase) blocks, once, as HIGH", () => {
     const t = tally(
-      [vote("plan.builder", f("HIGH", "Missing test for the retry path.")), vote("plan.tester", f("HIGH", "missing tests for retry path")), vote("plan.risk_skeptic")],
+      [
+        vote("plan.builder", f("HIGH", "Missing test for the retry path.")),
+        vote("plan.tester", f("HIGH", "missing tests for retry path")),
+        vote("plan.risk_skeptic"),
+      ],
       ctx(3),
     );
     expect(t.blocking).toHaveLength(1);
@@ -59,7 +76,13 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
   });
 
   it("two critics' HIGHs about different concerns each stay advisory MEDIUM", () => {
-    const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path.")), vote("plan.tester", f("HIGH", "Missing test for the timeout path.", { evidence: LINES[1] }))], ctx(2));
+    const t = tally(
+      [
+        vote("plan.builder", f("HIGH", "Missing test for the retry path.")),
+        vote("plan.tester", f("HIGH", "Missing test for the timeout path.", { evidence: LINES[1] })),
+      ],
+      ctx(2),
+    );
     expect(t.blocking).toEqual([]);
     expect(t.advisory.map((c) => [c.concern, c.severity])).toEqual([
       ["Missing test for the retry path.", "MEDIUM"],
@@ -68,7 +91,10 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
   });
 
   it("one critic repeating its own HIGH (paraphrased) is not two critics: advisory MEDIUM, one concern", () => {
-    const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path."), f("HIGH", "missing tests for retry path")), vote("plan.tester")], ctx(2));
+    const t = tally(
+      [vote("plan.builder", f("HIGH", "Missing test for the retry path."), f("HIGH", "missing tests for retry path")), vote("plan.tester")],
+      ctx(2),
+    );
     expect(t.blocking).toEqual([]);
     expect(t.advisory).toHaveLength(1);
     expect(t.advisory[0]?.severity).toBe("MEDIUM");
@@ -91,7 +117,8 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
 });
 
 describe("tally, a one-critic stage (spec)", () => {
-  const one = (severity: Severity) => tally([vote("spec.judge", f(severity, "AC 3 contradicts AC 1"))], ctx(1, { stage: "spec", phase: "spec", mustAddressBy: "review" }));
+  const one = (severity: Severity) =>
+    tally([vote("spec.judge", f(severity, "AC 3 contradicts AC 1"))], ctx(1, { stage: "spec", phase: "spec", mustAddressBy: "review" }));
 
   it("a HIGH blocks, as HIGH", () => {
     const t = one("HIGH");
@@ -114,7 +141,10 @@ describe("tally, a one-critic stage (spec)", () => {
 describe("tally: the concerns it makes", () => {
   it("fills every Concern field from the finding and the context, and parses as a Concern", () => {
     const t = tally(
-      [vote("plan.builder", f("CRITICAL", "The migration has no rollback", { evidence: "Step 3 migrates the sessions table.", category: "correctness" })), vote("plan.tester")],
+      [
+        vote("plan.builder", f("CRITICAL", "The migration has no rollback", { evidence: "Step 3 migrates the sessions table.", category: "correctness" })),
+        vote("plan.tester"),
+      ],
       ctx(2),
     );
     const c = t.blocking[0] as Concern;
@@ -137,7 +167,10 @@ describe("tally: the concerns it makes", () => {
 
   it("asks idFor for the id with the concern's fingerprint and first raiser", () => {
     const asked: [string, string][] = [];
-    const t = tally([vote("a", f("HIGH", "x is missing")), vote("b", f("HIGH", "X missing"))], ctx(2, { idFor: (fp, role) => (asked.push([fp, role]), "ID-1") }));
+    const t = tally(
+      [vote("a", f("HIGH", "x is missing")), vote("b", f("HIGH", "X missing"))],
+      ctx(2, { idFor: (fp, role) => (asked.push([fp, role]), "ID-1") }),
+    );
     expect(t.blocking.map((c) => c.id)).toEqual(["ID-1"]);
     expect(asked).toEqual([[fingerprint({ category: "test_strategy", concern: "x is missing" }), "a"]]);
   });
@@ -146,7 +179,10 @@ describe("tally: the concerns it makes", () => {
     const lone = tally([vote("a", f("LOW", "Needs a product decision on pricing", { human_required: true })), vote("b")], ctx(2));
     expect(lone.advisory[0]?.human_required).toBe(false);
     const merged = tally(
-      [vote("a", f("CRITICAL", "Legal review of the data export is needed")), vote("b", f("CRITICAL", "legal review of data exports needed", { human_required: true }))],
+      [
+        vote("a", f("CRITICAL", "Legal review of the data export is needed")),
+        vote("b", f("CRITICAL", "legal review of data exports needed", { human_required: true })),
+      ],
       ctx(2),
     );
     expect(merged.blocking).toHaveLength(1);
@@ -165,7 +201,12 @@ describe("tally: the concerns it makes", () => {
     // fingerprint({concern}); a stored fingerprint that differs makes it a stranger.
     const t = tally(
       [
-        vote("a", f("LOW", "with category", { category: "security" }), { severity: "LOW", concern: "with a dimension only", dimension: "edge_cases" }, { severity: "LOW", concern: "with neither" }),
+        vote(
+          "a",
+          f("LOW", "with category", { category: "security" }),
+          { severity: "LOW", concern: "with a dimension only", dimension: "edge_cases" },
+          { severity: "LOW", concern: "with neither" },
+        ),
         vote("b"),
       ],
       ctx(2),
@@ -228,7 +269,8 @@ describe("tally: properties over random votes", () => {
           const fp = fingerprint({ concern: (POOL[pick] as readonly string[])[0] as string });
           const got = all.find((c) => c.fingerprint === fp);
           expect(got).toBeDefined();
-          const blocks = critics >= 2 ? e.severity === "CRITICAL" || (e.severity === "HIGH" && e.critics.size >= 2) : e.severity === "CRITICAL" || e.severity === "HIGH";
+          const blocks =
+            critics >= 2 ? e.severity === "CRITICAL" || (e.severity === "HIGH" && e.critics.size >= 2) : e.severity === "CRITICAL" || e.severity === "HIGH";
           const severity = critics >= 2 && e.severity === "HIGH" && e.critics.size < 2 ? "MEDIUM" : e.severity;
           expect(t.blocking.includes(got as Concern)).toBe(blocks);
           expect(got?.severity).toBe(severity);
@@ -249,14 +291,20 @@ describe("tally: grounded severity and corroboration (CONTRACT §4 r2)", () => {
 
   it("a HIGH is corroborated by another critic's HIGH quoting an overlapping excerpt, in other words", () => {
     const t = tally(
-      [vote("a", f("HIGH", "No rollback for the migration", { evidence: "Step 3 migrates the sessions table." })), vote("b", f("HIGH", "Sessions move without a backup", { evidence: "migrates the sessions table" }))],
+      [
+        vote("a", f("HIGH", "No rollback for the migration", { evidence: "Step 3 migrates the sessions table." })),
+        vote("b", f("HIGH", "Sessions move without a backup", { evidence: "migrates the sessions table" })),
+      ],
       ctx(2),
     );
     expect(t.blocking.map((c) => c.severity)).toEqual(["HIGH", "HIGH"]);
   });
 
   it("HIGHs quoting different lines corroborate nothing", () => {
-    const t = tally([vote("a", f("HIGH", "No rollback for the migration", { evidence: LINES[2] })), vote("b", f("HIGH", "Every request is logged", { evidence: LINES[4] }))], ctx(2));
+    const t = tally(
+      [vote("a", f("HIGH", "No rollback for the migration", { evidence: LINES[2] })), vote("b", f("HIGH", "Every request is logged", { evidence: LINES[4] }))],
+      ctx(2),
+    );
     expect(t.blocking).toEqual([]);
     expect(t.advisory.map((c) => [c.severity, c.raised_severity])).toEqual([
       ["MEDIUM", "HIGH"],

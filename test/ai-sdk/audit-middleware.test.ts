@@ -166,7 +166,14 @@ describe("auditMiddleware, generateText", () => {
     expect(model.doGenerateCalls).toHaveLength(2);
     expect(challenger.doGenerateCalls).toHaveLength(1);
     const audit = auditOf(r.providerMetadata);
-    expect(audit?.audit_meta).toMatchObject({ audit_verdict: "needs_work", revised: true, audit_passes: 1, revision_passes: 1, concerns: 1, ungrounded_concerns: 1 });
+    expect(audit?.audit_meta).toMatchObject({
+      audit_verdict: "needs_work",
+      revised: true,
+      audit_passes: 1,
+      revision_passes: 1,
+      concerns: 1,
+      ungrounded_concerns: 1,
+    });
     expect(audit?.concerns).toEqual([{ category: cheese.category, severity: cheese.severity, evidence: cheese.evidence, concern: cheese.concern }]);
     expect(audit?.calls.map((c) => c.role)).toEqual(["executor", "challenger", "revision"]);
     expect(r.usage.inputTokens).toBe(100 + 7 + 150);
@@ -198,7 +205,11 @@ describe("auditMiddleware, generateText", () => {
     expect(r.text).toBe(DRAFT);
     expect(model.doGenerateCalls).toHaveLength(1);
     expect(auditOf(r.providerMetadata)?.concerns).toEqual([]);
-    expect((r.providerMetadata?.dissent as { audit_meta: AuditMeta }).audit_meta).toMatchObject({ audit_verdict: "pass", ungrounded_concerns: 1, revised: false });
+    expect((r.providerMetadata?.dissent as { audit_meta: AuditMeta }).audit_meta).toMatchObject({
+      audit_verdict: "pass",
+      ungrounded_concerns: 1,
+      revised: false,
+    });
   });
 
   it("challenger down: the reply unchanged, a process warning, challenger_status failed", async () => {
@@ -219,7 +230,10 @@ describe("auditMiddleware, generateText", () => {
     const reports: AuditReport[] = [];
     const model = executorModel([draftResult(DRAFT)]);
     const r = await generateText({
-      model: wrapLanguageModel({ model, middleware: auditMiddleware({ challenger: challengerModel("not json at all"), onAudit: (a) => void reports.push(a) }) }),
+      model: wrapLanguageModel({
+        model,
+        middleware: auditMiddleware({ challenger: challengerModel("not json at all"), onAudit: (a) => void reports.push(a) }),
+      }),
       prompt: PROMPT,
     });
     await settle();
@@ -245,12 +259,18 @@ describe("auditMiddleware, generateText", () => {
     expect(challenger.doGenerateCalls).toHaveLength(0);
     expect(r.providerMetadata?.dissent).toBeUndefined();
     expect(auditOf(r.providerMetadata)).toBeUndefined();
-    expect(reports).toEqual([expect.objectContaining({ skipped: "tool_results", audit_meta: expect.objectContaining({ audit_used: false, challenger_status: "skipped" }) })]);
+    expect(reports).toEqual([
+      expect.objectContaining({ skipped: "tool_results", audit_meta: expect.objectContaining({ audit_used: false, challenger_status: "skipped" }) }),
+    ]);
   });
 
   it("a reply that calls a tool goes through unaudited", async () => {
     const model = executorModel([
-      { ...draftResult(""), content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: '{"q":"Eiffel"}' }], finishReason: { unified: "tool-calls", raw: "tool_calls" } },
+      {
+        ...draftResult(""),
+        content: [{ type: "tool-call", toolCallId: "c1", toolName: "lookup", input: '{"q":"Eiffel"}' }],
+        finishReason: { unified: "tool-calls", raw: "tool_calls" },
+      },
     ]);
     const challenger = challengerModel(auditReply("pass"));
     const r = await generateText({
@@ -271,9 +291,15 @@ describe("auditMiddleware, generateObject", () => {
   it("the JSON is the draft: audited, revised once to JSON with the same response format", async () => {
     const model = executorModel([draftResult(JSON_DRAFT), draftResult(JSON_REVISED)]);
     const challenger = challengerModel(
-      auditReply("needs_work", [{ category: "factual_risk", severity: "high", evidence: "invented the first computer in 1816", concern: "Unsupported claim and wrong year." }]),
+      auditReply("needs_work", [
+        { category: "factual_risk", severity: "high", evidence: "invented the first computer in 1816", concern: "Unsupported claim and wrong year." },
+      ]),
     );
-    const r = await generateObject({ model: wrapLanguageModel({ model, middleware: auditMiddleware({ challenger }) }), schema, prompt: "Who wrote the first program?" });
+    const r = await generateObject({
+      model: wrapLanguageModel({ model, middleware: auditMiddleware({ challenger }) }),
+      schema,
+      prompt: "Who wrote the first program?",
+    });
     expect(r.object).toEqual({ name: "Ada Lovelace", born: 1815 });
     expect(JSON.parse(lastUser(challenger.doGenerateCalls[0])).executor_output).toBe(JSON_DRAFT);
     expect(model.doGenerateCalls).toHaveLength(2);
@@ -353,7 +379,10 @@ describe("auditMiddleware, streamText", () => {
 
   it("challenger down: the draft streams unchanged, with a warning", async () => {
     const draft = replyStream(DRAFT);
-    const s = streamText({ model: wrapLanguageModel({ model: streamingModel([draft]), middleware: auditMiddleware({ challenger: challengerModel(new Error("503")) }) }), prompt: PROMPT });
+    const s = streamText({
+      model: wrapLanguageModel({ model: streamingModel([draft]), middleware: auditMiddleware({ challenger: challengerModel(new Error("503")) }) }),
+      prompt: PROMPT,
+    });
     expect(await s.text).toBe(DRAFT);
     await settle();
     expect(((await s.providerMetadata)?.dissent as { audit_meta: AuditMeta }).audit_meta.challenger_status).toBe("failed");

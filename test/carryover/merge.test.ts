@@ -48,7 +48,9 @@ async function issueWith(pending: Concern[], labels = ["dissent-ready"]): Promis
 const wikiFiles = () => h.wikiFiles();
 const frontOf = (name: string) => parseYaml(/^---\n([\s\S]*?)\n---\n/.exec(readFileSync(join(wikiDir, name), "utf8"))?.[1] ?? "") as Record<string, unknown>;
 const shipped = async (id?: string) =>
-  (await store.events(id ? { issueId: id } : undefined)).filter((e): e is Extract<DissentEvent, { type: "ShippedWithKnownGap" }> & { seq: number } => e.type === "ShippedWithKnownGap");
+  (await store.events(id ? { issueId: id } : undefined)).filter(
+    (e): e is Extract<DissentEvent, { type: "ShippedWithKnownGap" }> & { seq: number } => e.type === "ShippedWithKnownGap",
+  );
 const claim = (c: Concern): ConcernResolution => ({
   concern_id: c.id,
   fingerprint: c.fingerprint,
@@ -125,7 +127,14 @@ describe("mergeIssue", () => {
       {
         type: "ConcernAddressed",
         issue_id: id,
-        resolution: { concern_id: a.id, fingerprint: a.fingerprint, resolution_kind: "addressed-in-code", note: "limit enforced", resolved_by: "planner", resolved_at: AT },
+        resolution: {
+          concern_id: a.id,
+          fingerprint: a.fingerprint,
+          resolution_kind: "addressed-in-code",
+          note: "limit enforced",
+          resolved_by: "planner",
+          resolved_at: AT,
+        },
       },
     ]);
     await resolveConcern(id, b.id, "deferred", "tracked in #99", { store, now: () => AT });
@@ -162,7 +171,7 @@ describe("mergeIssue", () => {
     }
     expect(await store.events()).toEqual(before);
     expect(wikiFiles()).toEqual(files);
-    files.forEach((f, i) => expect(readFileSync(join(wikiDir, f)).equals(bytes[i] as Buffer)).toBe(true));
+    for (const [i, f] of files.entries()) expect(readFileSync(join(wikiDir, f)).equals(bytes[i] as Buffer)).toBe(true);
   });
 
   it("the same gap (same fingerprint, reworded) shipped by another issue updates the one entry with both PRs", async () => {
@@ -234,7 +243,14 @@ describe("resolveConcern (dissent issue resolve)", () => {
     const c = high();
     const id = await issueWith([c, med()]);
     const r = await resolveConcern(id, c.id, "addressed-in-test", "test_concurrent_writers", { store, now: () => AT });
-    expect(r).toEqual({ concern_id: c.id, fingerprint: c.fingerprint, resolution_kind: "addressed-in-test", note: "test_concurrent_writers", resolved_by: "human", resolved_at: AT });
+    expect(r).toEqual({
+      concern_id: c.id,
+      fingerprint: c.fingerprint,
+      resolution_kind: "addressed-in-test",
+      note: "test_concurrent_writers",
+      resolved_by: "human",
+      resolved_at: AT,
+    });
     const ev = (await store.events({ issueId: id })).filter((e) => e.type === "ConcernAddressed");
     expect(ev).toEqual([expect.objectContaining({ issue_id: id, resolution: r })]);
     const state = await store.state(id);

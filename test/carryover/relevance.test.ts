@@ -47,14 +47,13 @@ describe("relevantEntries", () => {
   // Every generated entry carries the same template ("Shipped with this gap in PR #…", "Raised by … phase",
   // "Severity", "category", "Confidence is low … adversarial pipeline … before merge"). Words of that
   // template say nothing about the gap, so sharing them must not make an issue "related".
-  it.each([
-    "Add a severity filter to the issue list",
-    "Phase out the old merge queue",
-    "Show confidence intervals on the dashboard, low priority",
-  ])("an issue sharing only the entry template's words is not related: %s", async (text) => {
-    const { entries } = await wiki(UPLOAD, CACHE);
-    expect(relevantEntries(entries, text, WIDE).map((e) => e.id)).toEqual([]);
-  });
+  it.each(["Add a severity filter to the issue list", "Phase out the old merge queue", "Show confidence intervals on the dashboard, low priority"])(
+    "an issue sharing only the entry template's words is not related: %s",
+    async (text) => {
+      const { entries } = await wiki(UPLOAD, CACHE);
+      expect(relevantEntries(entries, text, WIDE).map((e) => e.id)).toEqual([]);
+    },
+  );
 
   it("matches across inflection and case (stemmed, like fingerprints)", async () => {
     const { entries, ids } = await wiki(UPLOAD);
@@ -80,7 +79,11 @@ describe("relevantEntries", () => {
   });
 
   it("keeps at most maxEntries", async () => {
-    const { entries } = await wiki(UPLOAD, WRITERS, concern({ severity: "HIGH", category: "security", concern: "Upload endpoint stores oversized payloads on the web server disk" }));
+    const { entries } = await wiki(
+      UPLOAD,
+      WRITERS,
+      concern({ severity: "HIGH", category: "security", concern: "Upload endpoint stores oversized payloads on the web server disk" }),
+    );
     const text = `${UPLOAD.concern}\n${WRITERS.concern}\nupload endpoint stores oversized payloads on the web server disk`;
     expect(relevantEntries(entries, text, WIDE)).toHaveLength(3);
     expect(relevantEntries(entries, text, { maxEntries: 2, maxChars: 100_000 })).toHaveLength(2);

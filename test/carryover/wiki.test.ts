@@ -119,7 +119,10 @@ describe("upsertGap: a new gap", () => {
 
   // r2: file names are capped — a slug of at most 48 characters, then the fingerprint's first 8.
   it.each([
-    ["many long words", "Internationalisation misconfigurations overwhelmingly destabilise asynchronous authentication subsystems whenever administrators reconfigure"],
+    [
+      "many long words",
+      "Internationalisation misconfigurations overwhelmingly destabilise asynchronous authentication subsystems whenever administrators reconfigure",
+    ],
     ["one enormous word", "x".repeat(400)],
     ["punctuation only around words", `${"!?".repeat(50)} upload ${"#".repeat(80)} limits`],
   ])("the file name of a long concern is capped (%s)", async (_what, text) => {
@@ -210,7 +213,19 @@ describe("hand-edited entries", () => {
 
   it("an entry written wholly by hand (pr only, CRLF line endings, a date-typed field) loads", async () => {
     mkdirSync(dir, { recursive: true });
-    const text = ["---", "fingerprint: abc123", "pr: 17", "issue: 4", "stale: false", "created: 2024-01-02", "---", "# Upload limits are not enforced", "", "Written by hand.", ""].join("\r\n");
+    const text = [
+      "---",
+      "fingerprint: abc123",
+      "pr: 17",
+      "issue: 4",
+      "stale: false",
+      "created: 2024-01-02",
+      "---",
+      "# Upload limits are not enforced",
+      "",
+      "Written by hand.",
+      "",
+    ].join("\r\n");
     writeFileSync(join(dir, "by-hand.md"), text);
     const warnings: string[] = [];
     const [entry] = await load((m) => warnings.push(m));

@@ -29,7 +29,10 @@ const PRICES = { in: 3, out: 15 };
 const priceOf = (c: CallJson) => micro((c.input_tokens * PRICES.in + c.output_tokens * PRICES.out) / 1e6);
 
 async function pricedWorld(priced: boolean, budget?: string): Promise<ServeWorld> {
-  w = await serveWorld({ ...(priced ? { provider: `prices: { input_per_mtok: ${PRICES.in}, output_per_mtok: ${PRICES.out} }` } : {}), ...(budget ? { budget } : {}) });
+  w = await serveWorld({
+    ...(priced ? { provider: `prices: { input_per_mtok: ${PRICES.in}, output_per_mtok: ${PRICES.out} }` } : {}),
+    ...(budget ? { budget } : {}),
+  });
   return w;
 }
 
@@ -58,14 +61,18 @@ describe("dissent run", () => {
     const events = await modelCalls(world);
     expect(events.map((e) => e.cost_usd)).toEqual(out.run.calls.map((c) => c.cost_usd));
     // The same run again comes from the cache: free.
-    const again = JSON.parse((await world.run(["run", "--audit", "--json", "How large may an upload be?"])).stdout) as { run: { calls: CallJson[]; cost_usd: number } };
+    const again = JSON.parse((await world.run(["run", "--audit", "--json", "How large may an upload be?"])).stdout) as {
+      run: { calls: CallJson[]; cost_usd: number };
+    };
     expect(again.run.calls.every((c) => c.cached && c.cost_usd === 0)).toBe(true);
     expect(again.run.cost_usd).toBe(0);
   });
 
   it("gives null, never 0, for a model of unknown price: on each call and on the run", async () => {
     const world = await pricedWorld(false);
-    const out = JSON.parse((await world.run(["run", "--audit", "--json", "How large may an upload be?"])).stdout) as { run: { calls: CallJson[]; cost_usd: number | null } };
+    const out = JSON.parse((await world.run(["run", "--audit", "--json", "How large may an upload be?"])).stdout) as {
+      run: { calls: CallJson[]; cost_usd: number | null };
+    };
     expect(out.run.calls.map((c) => c.cost_usd)).toEqual([null, null]);
     expect(out.run.cost_usd).toBeNull();
     expect((await modelCalls(world)).map((e) => e.cost_usd)).toEqual([null, null]);
@@ -88,7 +95,10 @@ describe("dissent issue plan and issue show", () => {
     }
     const show = JSON.parse((await world.run(["issue", "show", id, "--json"])).stdout) as { cost_usd: number | null; calls: number };
     expect(show.calls).toBe(calls.length);
-    expect(show.cost_usd).toBeCloseTo(calls.reduce((a, c) => a + priceOf(c), 0), 6);
+    expect(show.cost_usd).toBeCloseTo(
+      calls.reduce((a, c) => a + priceOf(c), 0),
+      6,
+    );
   });
 
   it("gives null StageRun and issue dollars when the model's price is unknown", async () => {
@@ -116,7 +126,10 @@ describe("budget.max_usd_per_issue", () => {
     await free.close();
 
     const ceiling = Math.round(full * 0.4 * 100) / 100;
-    const world = await serveWorld({ provider: `prices: { input_per_mtok: ${EXPENSIVE.in}, output_per_mtok: ${EXPENSIVE.out} }, max_tokens: 200`, budget: `{ max_calls_per_issue: 60, max_usd_per_issue: ${ceiling} }` });
+    const world = await serveWorld({
+      provider: `prices: { input_per_mtok: ${EXPENSIVE.in}, output_per_mtok: ${EXPENSIVE.out} }, max_tokens: 200`,
+      budget: `{ max_calls_per_issue: 60, max_usd_per_issue: ${ceiling} }`,
+    });
     w = world;
     const id = await world.newIssue(ISSUES.waiting.title, ISSUES.waiting.body);
     const plan = await world.run(["issue", "plan", id, "--json"]);

@@ -61,15 +61,22 @@ test("bench10: each defect is written by its producer, noticed by each of its co
     for (const defect of issue.defects) {
       const producer = PRODUCER[defect.stage];
       const reply = (await chat(d.url, producerBody(producer, issue))).content;
-      const text = defect.stage === "spec" ? (JSON.parse(reply) as { acceptance_criteria: string[] }).acceptance_criteria.map((c) => `- ${c}`).join("\n") : artifactOf(reply);
+      const text =
+        defect.stage === "spec"
+          ? (JSON.parse(reply) as { acceptance_criteria: string[] }).acceptance_criteria.map((c) => `- ${c}`).join("\n")
+          : artifactOf(reply);
       expect(text).toContain(defect.line);
       const fixed = text.replace(defect.line, defect.fix);
       for (const lane of defect.lanes.filter((l) => l !== "plan_reviewer")) {
-        const found = lastJson((await chat(d.url, criticBody(lane, issue, { name: ARTIFACT[defect.stage], text }))).content) as { findings: { concern: string; human_required: boolean }[] };
+        const found = lastJson((await chat(d.url, criticBody(lane, issue, { name: ARTIFACT[defect.stage], text }))).content) as {
+          findings: { concern: string; human_required: boolean }[];
+        };
         const f = found.findings.find((x) => defect.wordings.includes(x.concern));
         expect(f, `${lane} on ${defect.id}`).toBeDefined();
         expect(f?.human_required).toBe(defect.humanRequired ?? false);
-        const after = lastJson((await chat(d.url, criticBody(lane, issue, { name: ARTIFACT[defect.stage], text: fixed }))).content) as { findings: { concern: string }[] };
+        const after = lastJson((await chat(d.url, criticBody(lane, issue, { name: ARTIFACT[defect.stage], text: fixed }))).content) as {
+          findings: { concern: string }[];
+        };
         expect(after.findings.some((x) => defect.wordings.includes(x.concern))).toBe(false);
       }
     }

@@ -57,7 +57,12 @@ test("executor → challenger → revision: the draft, the flagged sentences, th
 
 test("a revision given one concern removes only that sentence", async () => {
   const d = await double();
-  const revised = (await chat(d.url, revisionBody(PROMPT, DRAFT, [{ category: "unverifiable_claim", severity: "high", evidence: "2019 \"Oxford\" study proved it", concern: "x" }]))).content;
+  const revised = (
+    await chat(
+      d.url,
+      revisionBody(PROMPT, DRAFT, [{ category: "unverifiable_claim", severity: "high", evidence: '2019 "Oxford" study proved it', concern: "x" }]),
+    )
+  ).content;
   expect(revised).toContain(BAD1);
   expect(revised).not.toContain("Oxford");
 });

@@ -18,7 +18,12 @@ const [critical, medium] = [retry.defects[0]!, retry.defects[1]!];
 const sessions = bench10.list[4]!; // a HIGH in the brief, two CRITICALs in the plan
 const rateLimit = bench10.list[6]!; // a HIGH in the spec
 
-const concernOf = (id: string, d: { severity: string; category: string; wordings: readonly string[]; line: string }, wording = 0, raisedBy = "plan.risk_skeptic"): Concern => ({
+const concernOf = (
+  id: string,
+  d: { severity: string; category: string; wordings: readonly string[]; line: string },
+  wording = 0,
+  raisedBy = "plan.risk_skeptic",
+): Concern => ({
   id,
   severity: d.severity,
   raised_by: raisedBy,
@@ -76,7 +81,10 @@ describe("producers", () => {
     const again = (await chat(d.url, producerBody("planner", retry, { retry: { draft: first, blocking } }))).content;
     expect(again).toBe(first);
     expect(addressedOf(again)).toBeUndefined();
-    const [a, b] = [await chat(d.url, criticBody("plan.builder", retry, { name: "plan", text: artifactOf(first) })), await chat(d.url, criticBody("plan.builder", retry, { name: "plan", text: artifactOf(again) }))];
+    const [a, b] = [
+      await chat(d.url, criticBody("plan.builder", retry, { name: "plan", text: artifactOf(first) })),
+      await chat(d.url, criticBody("plan.builder", retry, { name: "plan", text: artifactOf(again) })),
+    ];
     expect(b.content).toBe(a.content);
   });
 
@@ -97,7 +105,10 @@ describe("producers", () => {
   test("pending concerns from an earlier stage are carried into the artifact; unknown ones are deferred", async () => {
     const d = await double();
     const disc = sessions.defects[0]!;
-    const pending = [concernOf("DISCOVER-ASSUMPTION_SURFACER-001", disc, 0, "assumption_surfacer"), { id: "X-1", severity: "MEDIUM", raised_by: "shape.tech_lead", category: "other", concern: "Something the world knows nothing about." }];
+    const pending = [
+      concernOf("DISCOVER-ASSUMPTION_SURFACER-001", disc, 0, "assumption_surfacer"),
+      { id: "X-1", severity: "MEDIUM", raised_by: "shape.tech_lead", category: "other", concern: "Something the world knows nothing about." },
+    ];
     const reply = (await chat(d.url, producerBody("shape.writer", sessions, { pending }))).content;
     const shape = artifactOf(reply);
     expect(shape).toContain(`## Constraints carried forward\n- ${disc.fix}`);
@@ -108,7 +119,8 @@ describe("producers", () => {
     const d = await double();
     const draft1 = (await chat(d.url, producerBody("planner", retry))).content;
     const draft2 = (await chat(d.url, producerBody("planner", retry, { retry: { draft: draft1, blocking: [concernOf("C1", critical)] } }))).content;
-    const draft3 = (await chat(d.url, producerBody("planner", retry, { retry: { draft: draft2, blocking: [concernOf("M1", medium, 2, "plan.tester")] } }))).content;
+    const draft3 = (await chat(d.url, producerBody("planner", retry, { retry: { draft: draft2, blocking: [concernOf("M1", medium, 2, "plan.tester")] } })))
+      .content;
     const plan = artifactOf(draft3);
     expect(plan).toContain(critical.fix);
     expect(plan).toContain(medium.fix);
@@ -121,7 +133,9 @@ describe("producers", () => {
     const v1 = JSON.parse(first) as { acceptance_criteria: string[]; addressed?: unknown };
     expect(v1.acceptance_criteria).toContain(spec.line);
     expect(v1.addressed).toBeUndefined();
-    const second = (await chat(d.url, producerBody("spec.ac_generator", rateLimit, { retry: { draft: first, blocking: [concernOf("S1", spec, 0, "spec.judge")] } }))).content;
+    const second = (
+      await chat(d.url, producerBody("spec.ac_generator", rateLimit, { retry: { draft: first, blocking: [concernOf("S1", spec, 0, "spec.judge")] } }))
+    ).content;
     const v2 = JSON.parse(second) as { acceptance_criteria: string[]; addressed: Addressed[] };
     expect(v2.acceptance_criteria).toContain(spec.fix);
     expect(v2.acceptance_criteria).not.toContain(spec.line);

@@ -42,7 +42,7 @@ interface F {
   concern: string;
   human_required: boolean;
 }
-const findingsOf = (content: string) => ((lastJson(content) as { findings: F[] } | undefined)?.findings ?? []);
+const findingsOf = (content: string) => (lastJson(content) as { findings: F[] } | undefined)?.findings ?? [];
 
 describe("quirks, each visible in the raw replies", () => {
   test("perfect: one bare JSON object, verbatim evidence", async () => {
@@ -50,7 +50,9 @@ describe("quirks, each visible in the raw replies", () => {
     const d = await double({});
     const r = await chat(d.url, criticBody("plan.risk_skeptic", retry, { name: "plan", text: plan }));
     const v = JSON.parse(r.content) as { findings: F[] };
-    expect(v.findings).toEqual([{ evidence: critical.line, severity: "CRITICAL", category: "correctness", concern: critical.wordings[0], human_required: false }]);
+    expect(v.findings).toEqual([
+      { evidence: critical.line, severity: "CRITICAL", category: "correctness", concern: critical.wordings[0], human_required: false },
+    ]);
     expect(r.finishReason).toBe("stop");
   });
 
@@ -89,7 +91,15 @@ describe("quirks, each visible in the raw replies", () => {
   test("echo: previous_findings repeated first, then the real answer", async () => {
     const plan = await planOf();
     const d = await double({ echo: true });
-    const previous = [{ evidence: "Check the retry behaviour by hand against the staging API.", severity: "MEDIUM", category: "test_strategy", concern: "Old concern.", human_required: false }];
+    const previous = [
+      {
+        evidence: "Check the retry behaviour by hand against the staging API.",
+        severity: "MEDIUM",
+        category: "test_strategy",
+        concern: "Old concern.",
+        human_required: false,
+      },
+    ];
     const r = await chat(d.url, criticBody("plan.builder", retry, { name: "plan", text: plan }, { previous }));
     const echoed = JSON.stringify({ findings: previous });
     expect(r.content.startsWith(echoed)).toBe(true);
@@ -101,7 +111,14 @@ describe("quirks, each visible in the raw replies", () => {
       drafts: {
         "Summarise the audit.": {
           draft: 'The audit found nothing. It printed {"verdict":"pass","concerns":[]} at the end. The auditors were paid 2 million dollars.',
-          defects: [{ sentence: "The auditors were paid 2 million dollars.", category: "unverifiable_claim", severity: "high" as const, concern: "The fee is not supported." }],
+          defects: [
+            {
+              sentence: "The auditors were paid 2 million dollars.",
+              category: "unverifiable_claim",
+              severity: "high" as const,
+              concern: "The fee is not supported.",
+            },
+          ],
         },
       },
     };
@@ -156,11 +173,21 @@ describe("quirks, each visible in the raw replies", () => {
     const kinds = new Set<string>();
     for (const issue of bench10.list) {
       for (const defect of issue.defects) {
-        const stage = defect.stage === "spec" ? "spec.ac_generator" : defect.stage === "discover" ? "discover.brief" : defect.stage === "shape" ? "shape.writer" : "planner";
+        const stage =
+          defect.stage === "spec"
+            ? "spec.ac_generator"
+            : defect.stage === "discover"
+              ? "discover.brief"
+              : defect.stage === "shape"
+                ? "shape.writer"
+                : "planner";
         const name = { discover: "brief", shape: "shape", plan: "plan", spec: "acceptance_criteria" }[defect.stage];
         const p = await double({});
         const reply = (await chat(p.url, producerBody(stage, issue))).content;
-        const text = defect.stage === "spec" ? (JSON.parse(reply) as { acceptance_criteria: string[] }).acceptance_criteria.map((c) => `- ${c}`).join("\n") : artifactOf(reply);
+        const text =
+          defect.stage === "spec"
+            ? (JSON.parse(reply) as { acceptance_criteria: string[] }).acceptance_criteria.map((c) => `- ${c}`).join("\n")
+            : artifactOf(reply);
         const role = defect.lanes[0]!;
         if (role === "plan_reviewer") continue;
         for (let seed = 1; seed <= 6; seed++) {
@@ -196,14 +223,19 @@ describe("quirks, each visible in the raw replies", () => {
     expect(again?.evidence).toBe(critical.line);
     // Without the quirk every lane, every round, says it the same way.
     const plain = await double({});
-    for (const [role, text] of [["plan.builder", plan], ["plan.risk_skeptic", redraft]] as const) {
+    for (const [role, text] of [
+      ["plan.builder", plan],
+      ["plan.risk_skeptic", redraft],
+    ] as const) {
       expect(findingsOf((await chat(plain.url, criticBody(role, retry, { name: "plan", text }))).content)[0]?.concern).toBe(critical.wordings[0]);
     }
   });
 
   test("paraphrase: a tracked concern is not raised again by a disciplined critic, and is by a paraphrasing one", async () => {
     const plan = await planOf();
-    const tracked = [{ id: "PLAN-X-001", severity: "CRITICAL", raised_by: "plan.builder", category: "correctness", concern: critical.wordings[2]!, evidence: critical.line }];
+    const tracked = [
+      { id: "PLAN-X-001", severity: "CRITICAL", raised_by: "plan.builder", category: "correctness", concern: critical.wordings[2]!, evidence: critical.line },
+    ];
     const plain = await double({});
     expect(findingsOf((await chat(plain.url, criticBody("plan.risk_skeptic", retry, { name: "plan", text: plan }, { tracked }))).content)).toEqual([]);
     const loose = await double({ paraphrase: true });

@@ -47,7 +47,9 @@ test("a previous finding whose concern arrives back repaired (a raw newline kept
   const d = await startRealisticDouble({ seed: 4, quirks: loose, scenario: bench10 });
   open.push(d);
   const plan = artifactOf((await chat(d.url, producerBody("planner", issue))).content);
-  const previous = [{ evidence: critical.line, severity: "CRITICAL", category: "correctness", concern: critical.wordings[2]!.replace(" ", "\n"), human_required: false }];
+  const previous = [
+    { evidence: critical.line, severity: "CRITICAL", category: "correctness", concern: critical.wordings[2]!.replace(" ", "\n"), human_required: false },
+  ];
   const again = await review(d.url, "plan.builder", plan.replace(medium.line, medium.fix), previous);
   expect(again.findings).toEqual(previous);
 });

@@ -113,7 +113,10 @@ describe("issue merged with surviving concerns", () => {
     await w.plan(id);
     const stuck = await w.newIssue("Leftover", "A run was killed here.", ["dissent-adv-plan-running"]);
 
-    for (const [issue, pr] of [[id, "7"], [stuck, "8"]] as const) {
+    for (const [issue, pr] of [
+      [id, "7"],
+      [stuck, "8"],
+    ] as const) {
       const r = await w.run(["issue", "merged", issue, "--pr", pr]);
       expect(r.code, r.stderr).toBe(0);
       const shown = await w.show(issue);
@@ -183,7 +186,10 @@ describe("resolutions keep a concern out of the gaps", () => {
       plan_reviewer: (req) => {
         const claims = readDataBlocks(req.body.messages.map((m) => m.content).join("\n")).find((b) => b.kind === "claims");
         const ids = claims ? (JSON.parse(claims.text) as { concern_id: string }[]).map((c) => c.concern_id) : [];
-        return JSON.stringify({ findings: [], addressed: ids.map((concern_id) => ({ concern_id, resolution_kind: "addressed-in-code", note: "step 1 covers mobile uploads" })) });
+        return JSON.stringify({
+          findings: [],
+          addressed: ids.map((concern_id) => ({ concern_id, resolution_kind: "addressed-in-code", note: "step 1 covers mobile uploads" })),
+        });
       },
     });
     const id = await w.newIssue(TITLE, BODY, ["dissent-load-bearing"]);
@@ -198,7 +204,14 @@ describe("resolutions keep a concern out of the gaps", () => {
     expect(planned.pending_concerns.map((c) => c.concern)).not.toContain(SHAPE_CRIT.concern);
     const byPlanner = ofType(await w.events(id), "ConcernAddressed").map((e) => e.resolution as Record<string, unknown>);
     expect(byPlanner).toContainEqual(
-      expect.objectContaining({ concern_id: shapeConcern?.id, resolution_kind: "addressed-in-code", resolved_by: "planner", fingerprint: shapeConcern?.fingerprint, note: "mobile uploads share the endpoint", settled: false }),
+      expect.objectContaining({
+        concern_id: shapeConcern?.id,
+        resolution_kind: "addressed-in-code",
+        resolved_by: "planner",
+        fingerprint: shapeConcern?.fingerprint,
+        note: "mobile uploads share the endpoint",
+        settled: false,
+      }),
     );
     expect(byPlanner).toContainEqual(expect.objectContaining({ concern_id: shapeConcern?.id, resolved_by: "plan_reviewer" }));
 
@@ -209,9 +222,13 @@ describe("resolutions keep a concern out of the gaps", () => {
     expect(r.code, r.stderr).toBe(0);
     const shown = await w.show(id);
     expect(shown.pending_concerns.map((c) => c.id)).not.toContain(high?.id);
-    expect(shown.addressed_concerns).toContainEqual(expect.objectContaining({ concern_id: high?.id, resolution_kind: "deferred", note: "tracked in #99", resolved_by: "human" }));
+    expect(shown.addressed_concerns).toContainEqual(
+      expect.objectContaining({ concern_id: high?.id, resolution_kind: "deferred", note: "tracked in #99", resolved_by: "human" }),
+    );
     const byHand = ofType(await w.events(id), "ConcernAddressed").map((e) => e.resolution as Record<string, unknown>);
-    expect(byHand).toContainEqual(expect.objectContaining({ concern_id: high?.id, resolution_kind: "deferred", note: "tracked in #99", fingerprint: high?.fingerprint }));
+    expect(byHand).toContainEqual(
+      expect.objectContaining({ concern_id: high?.id, resolution_kind: "deferred", note: "tracked in #99", fingerprint: high?.fingerprint }),
+    );
 
     // Neither is a gap at merge.
     const m = await w.run(["issue", "merged", id, "--pr", "12", "--json"]);
@@ -264,7 +281,12 @@ describe("resolutions keep a concern out of the gaps", () => {
     const high = (await w.show(id)).pending_concerns.find((c) => c.concern === HIGH.concern);
     const r = await w.run(["issue", "resolve", id, high?.id ?? "", "--kind", "addressed-in-test", "--note", "test_concurrent_writers", "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ concern_id: high?.id, resolution_kind: "addressed-in-test", note: "test_concurrent_writers", fingerprint: high?.fingerprint });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      concern_id: high?.id,
+      resolution_kind: "addressed-in-test",
+      note: "test_concurrent_writers",
+      fingerprint: high?.fingerprint,
+    });
     const again = await w.run(["issue", "resolve", id, high?.id ?? "", "--kind", "ignored"]);
     expect(again.code).toBe(2);
     expect(again.stderr.trim().split("\n")).toHaveLength(1);
@@ -291,7 +313,7 @@ describe("idempotent merge", () => {
 
     expect(await w.events()).toEqual(events);
     expect(w.wikiFiles()).toEqual(files);
-    files.forEach((f, i) => expect(readFileSync(join(w.wikiDir, f)).equals(bytes[i] as Buffer), f).toBe(true));
+    for (const [i, f] of files.entries()) expect(readFileSync(join(w.wikiDir, f)).equals(bytes[i] as Buffer), f).toBe(true);
   });
 });
 

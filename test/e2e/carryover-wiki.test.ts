@@ -41,7 +41,9 @@ async function shippedWorld(critFor: ReadonlySet<string> = new Set(["1"])): Prom
     "spec.judge": firstIssueOnly([HIGH]),
   });
   w = world;
-  const id = await world.newIssue("Accept file uploads on the profile page", "Users attach a file of up to 10 MB through the upload endpoint.", ["dissent-load-bearing"]);
+  const id = await world.newIssue("Accept file uploads on the profile page", "Users attach a file of up to 10 MB through the upload endpoint.", [
+    "dissent-load-bearing",
+  ]);
   expect(id).toBe("1");
   await world.plan(id);
   const r = await world.run(["issue", "merged", id, "--pr", "42", "--json"]);
@@ -60,7 +62,10 @@ const surfacerRequests = (w: PipelineWorld, issue: string) => w.server.requests.
 const surfacerCalls = async (w: PipelineWorld, issue: string) =>
   (await w.events(issue)).filter((e) => e.type === "ModelCall" && e.role === "assumption_surfacer") as (Event & { wiki_entries?: string[] })[];
 
-const RELATED = { title: "Resumable uploads", body: "The upload endpoint should accept oversized payloads in chunks, and cope with concurrent writers to the same upload." };
+const RELATED = {
+  title: "Resumable uploads",
+  body: "The upload endpoint should accept oversized payloads in chunks, and cope with concurrent writers to the same upload.",
+};
 const UNRELATED = { title: "Dark mode for the settings page", body: "People want a darker colour scheme at night." };
 
 describe("feeding the wiki back to the assumption surfacer", () => {
@@ -106,7 +111,11 @@ describe("feeding the wiki back to the assumption surfacer", () => {
 
   it("an unrelated issue that merely uses words of the entry template (severity, issue, merge, pipeline) is not told", async () => {
     const { w, crit, high } = await shippedWorld();
-    const other = await w.newIssue("Add a severity filter to the issue list", "Reviewers want to see only the issues that still block a merge in the pipeline view.", ["dissent-load-bearing"]);
+    const other = await w.newIssue(
+      "Add a severity filter to the issue list",
+      "Reviewers want to see only the issues that still block a merge in the pipeline view.",
+      ["dissent-load-bearing"],
+    );
     await w.plan(other);
     const reqs = surfacerRequests(w, other);
     expect(reqs.length).toBeGreaterThan(0);
@@ -321,7 +330,15 @@ describe("wiki show / list", () => {
     }
     const j = await w.run(["wiki", "show", crit, "--json"]);
     expect(j.code, j.stderr).toBe(0);
-    expect(JSON.parse(j.stdout)).toMatchObject({ id: crit, confidence: "low", stale: false, prs: [42], issues: ["1"], fingerprint: frontMatter(text).fingerprint, severity: "CRITICAL" });
+    expect(JSON.parse(j.stdout)).toMatchObject({
+      id: crit,
+      confidence: "low",
+      stale: false,
+      prs: [42],
+      issues: ["1"],
+      fingerprint: frontMatter(text).fingerprint,
+      severity: "CRITICAL",
+    });
 
     const missing = await w.run(["wiki", "show", "no-such-entry"]);
     expect(missing.code).not.toBe(0);

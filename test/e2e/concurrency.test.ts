@@ -105,12 +105,25 @@ function retryingCouncil(req: ChatRequest): Reply {
   const text = req.body.messages.map((m) => m.content).join("\n");
   if (role === "planner") {
     const retry = req.body.messages.some((m) => m.role === "assistant");
-    return { content: retry ? "# Plan v2\n\nStep one retries 503s and a test covers the retry path." : "# Plan v1\n\nStep one retries 503s with no test at all." };
+    return {
+      content: retry ? "# Plan v2\n\nStep one retries 503s and a test covers the retry path." : "# Plan v1\n\nStep one retries 503s with no test at all.",
+    };
   }
   if (role === "plan.tester" || role === "plan.risk_skeptic") {
     const plan = readDataBlocks(text).find((b) => b.kind === "under_review")?.text ?? "";
     if (plan.includes("Plan v1"))
-      return { content: JSON.stringify({ findings: [{ evidence: "Step one retries 503s with no test at all.", severity: "CRITICAL", concern: `${role} says the retry path is untested`, category: "test_gap" }] }) };
+      return {
+        content: JSON.stringify({
+          findings: [
+            {
+              evidence: "Step one retries 503s with no test at all.",
+              severity: "CRITICAL",
+              concern: `${role} says the retry path is untested`,
+              category: "test_gap",
+            },
+          ],
+        }),
+      };
   }
   return { content: agreeableReply(role) };
 }

@@ -146,24 +146,36 @@ describe("dissent issue on a GitHub tracker (CLI against a local GitHub double)"
   it("a missing token is a configuration error naming the variable, exit 2", async () => {
     const r = await run(["issue", "list"], {});
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^dissent: error: .*dissent\.config\.yaml: tracker github \(acme\/widgets\) needs a token in the environment variable GITHUB_TOKEN, which is not set\n$/);
+    expect(r.stderr).toMatch(
+      /^dissent: error: .*dissent\.config\.yaml: tracker github \(acme\/widgets\) needs a token in the environment variable GITHUB_TOKEN, which is not set\n$/,
+    );
     expect(gh.requests).toEqual([]);
   });
 
   it("a run that fails mid-stage leaves no transient label, and a failing label removal does not hide the error", async () => {
-    reply = (model) => (model === "shape.writer" ? { status: 401, raw: JSON.stringify({ error: { message: "Invalid API key", type: "invalid_request_error" } }) } : agreeable(model));
+    reply = (model) =>
+      model === "shape.writer"
+        ? { status: 401, raw: JSON.stringify({ error: { message: "Invalid API key", type: "invalid_request_error" } }) }
+        : agreeable(model);
     const failed = await run(["issue", "plan", "12"]);
     expect(failed.code).toBe(1);
     expect(failed.stderr.split("\n").filter(Boolean).at(-1) + "\n").toMatch(/^dissent: error: (?!.*GitHub).*shape\.writer.*401.*\n$/); // the model's error, one line
     expect(running(gh.issues.get(12)?.labels ?? [])).toEqual([]);
     expect(gh.issues.get(12)?.labels).toContain("dissent-plan");
 
-    gh.fail({ method: "DELETE", path: /-running$/, status: 403, body: { message: "Resource not accessible by personal access token", documentation_url: "https://docs.github.com/rest" } });
+    gh.fail({
+      method: "DELETE",
+      path: /-running$/,
+      status: 403,
+      body: { message: "Resource not accessible by personal access token", documentation_url: "https://docs.github.com/rest" },
+    });
     const hidden = await run(["issue", "plan", "12"]);
     expect(hidden.code).toBe(1);
     const lines = hidden.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(/^dissent: warning: could not remove label dissent-adv-shape-running from issue 12: GitHub denied access \(403\) to acme\/widgets/);
+    expect(lines[0]).toMatch(
+      /^dissent: warning: could not remove label dissent-adv-shape-running from issue 12: GitHub denied access \(403\) to acme\/widgets/,
+    );
     expect(lines[1]).toBe(failed.stderr.trimEnd().split("\n").at(-1)); // the model's error, not GitHub's
     expect(gh.issues.get(12)?.labels).toContain("dissent-adv-shape-running");
 

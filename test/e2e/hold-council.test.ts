@@ -77,7 +77,8 @@ interface PlanJson {
 
 const planJson = (r: CliResult): PlanJson => JSON.parse(ok(r, "issue plan").stdout) as PlanJson;
 const warnings = (stderr: string) => linesOf(stderr).filter((l) => l.startsWith("dissent: warning:"));
-const labelsOf = async (id: string) => (JSON.parse(ok(await (w as HoldWorld).run(["issue", "show", id, "--json"]), "issue show").stdout) as { labels: string[] }).labels;
+const labelsOf = async (id: string) =>
+  (JSON.parse(ok(await (w as HoldWorld).run(["issue", "show", id, "--json"]), "issue show").stdout) as { labels: string[] }).labels;
 
 const TITLE = "Add comment threads to blog posts";
 const BODY = "Readers can reply to a comment, and replies nest one level deep.";
@@ -85,44 +86,53 @@ const FAILING = "discovery.problem_sharpener";
 
 describe("defect 11: a critic that fails is never silent", () => {
   const failures: [string, Answer, number?][] = [
-    ["404", { status: 404, raw: JSON.stringify({ error: { message: "The model `discovery.problem_sharpener` does not exist", type: "invalid_request_error" } }) }],
-    ["429 after its retries", { status: 429, headers: { "retry-after": "0" }, raw: JSON.stringify({ error: { message: "Rate limit reached, slow down", type: "rate_limit_error" } }) }],
+    [
+      "404",
+      { status: 404, raw: JSON.stringify({ error: { message: "The model `discovery.problem_sharpener` does not exist", type: "invalid_request_error" } }) },
+    ],
+    [
+      "429 after its retries",
+      { status: 429, headers: { "retry-after": "0" }, raw: JSON.stringify({ error: { message: "Rate limit reached, slow down", type: "rate_limit_error" } }) },
+    ],
     ["500", { status: 500 }],
     ["a timeout", { delayMs: 60_000, content: findings([]) }, 3000],
     ["a reply that fails its schema", { content: JSON.stringify({ findings: "none found, looks fine" }) }],
   ];
 
-  it.each(failures)("a critic answering %s: one warning naming critic, stage and round; ModelCall error; critic_failures; review_incomplete", async (_name, answer, timeout) => {
-    w = await holdWorld({ [FAILING]: answer }, timeout ? { callTimeoutMs: timeout } : {});
-    const id = await w.newIssue(TITLE, BODY);
-    const r = await w.run(["issue", "plan", id, "--json"]);
-    const out = planJson(r);
+  it.each(failures)(
+    "a critic answering %s: one warning naming critic, stage and round; ModelCall error; critic_failures; review_incomplete",
+    async (_name, answer, timeout) => {
+      w = await holdWorld({ [FAILING]: answer }, timeout ? { callTimeoutMs: timeout } : {});
+      const id = await w.newIssue(TITLE, BODY);
+      const r = await w.run(["issue", "plan", id, "--json"]);
+      const out = planJson(r);
 
-    // stderr: exactly one warning line names the failing critic, with the stage and the round
-    const about = warnings(r.stderr).filter((l) => l.includes(FAILING));
-    expect(about, r.stderr).toHaveLength(1);
-    expect(about[0]).toMatch(/discover/);
-    expect(about[0]).toMatch(/round 1\b/);
+      // stderr: exactly one warning line names the failing critic, with the stage and the round
+      const about = warnings(r.stderr).filter((l) => l.includes(FAILING));
+      expect(about, r.stderr).toHaveLength(1);
+      expect(about[0]).toMatch(/discover/);
+      expect(about[0]).toMatch(/round 1\b/);
 
-    // the StageRun counts it
-    const discover = out.stages.find((s) => s.phase === "discover");
-    expect(discover?.critic_failures).toBe(1);
-    for (const s of out.stages.filter((x) => x.phase !== "discover")) expect(s.critic_failures).toBe(0);
+      // the StageRun counts it
+      const discover = out.stages.find((s) => s.phase === "discover");
+      expect(discover?.critic_failures).toBe(1);
+      for (const s of out.stages.filter((x) => x.phase !== "discover")) expect(s.critic_failures).toBe(0);
 
-    // the ModelCall event of that critic carries the error
-    const calls = (await w.events(id)).filter((e) => e.type === "ModelCall" && e.role === FAILING);
-    expect(calls.length).toBeGreaterThanOrEqual(1);
-    for (const c of calls) expect(typeof c.error === "string" && c.error.length > 0, JSON.stringify(c)).toBe(true);
+      // the ModelCall event of that critic carries the error
+      const calls = (await w.events(id)).filter((e) => e.type === "ModelCall" && e.role === FAILING);
+      expect(calls.length).toBeGreaterThanOrEqual(1);
+      for (const c of calls) expect(typeof c.error === "string" && c.error.length > 0, JSON.stringify(c)).toBe(true);
 
-    // it failed in every round of its stage: one MEDIUM review_incomplete concern names it
-    const incomplete = out.pending_concerns.filter((c) => c.category === "review_incomplete");
-    expect(incomplete).toHaveLength(1);
-    expect(incomplete[0]).toMatchObject({ severity: "MEDIUM" });
-    expect(incomplete[0]?.concern).toContain(FAILING);
-    // and the issue is not "ready" as if it had been reviewed in silence: the gap is on record
-    const show = JSON.parse(ok(await w.run(["issue", "show", id, "--json"]), "show").stdout) as { pending_concerns: ConcernJson[] };
-    expect(show.pending_concerns.map((c) => c.category)).toContain("review_incomplete");
-  });
+      // it failed in every round of its stage: one MEDIUM review_incomplete concern names it
+      const incomplete = out.pending_concerns.filter((c) => c.category === "review_incomplete");
+      expect(incomplete).toHaveLength(1);
+      expect(incomplete[0]).toMatchObject({ severity: "MEDIUM" });
+      expect(incomplete[0]?.concern).toContain(FAILING);
+      // and the issue is not "ready" as if it had been reviewed in silence: the gap is on record
+      const show = JSON.parse(ok(await w.run(["issue", "show", id, "--json"]), "show").stdout) as { pending_concerns: ConcernJson[] };
+      expect(show.pending_concerns.map((c) => c.category)).toContain("review_incomplete");
+    },
+  );
 
   it("a critic that fails in round 1 only is warned about once and adds no review_incomplete", async () => {
     const EVIDENCE = "A plain, stable draft from discover.brief";
@@ -131,7 +141,18 @@ describe("defect 11: a critic that fails is never silent", () => {
       [FAILING]: (_req, n) => (n === 0 ? { status: 404 } : findings([])),
       // a CRITICAL in round 1 only forces a second round
       "discovery.existing_solution_hunter": (_req, n) =>
-        findings(n === 0 ? [{ severity: "CRITICAL", category: "existing_solution", evidence: EVIDENCE, concern: "The brief ignores the comment plugin the blog already ships" }] : []),
+        findings(
+          n === 0
+            ? [
+                {
+                  severity: "CRITICAL",
+                  category: "existing_solution",
+                  evidence: EVIDENCE,
+                  concern: "The brief ignores the comment plugin the blog already ships",
+                },
+              ]
+            : [],
+        ),
     });
     const id = await w.newIssue(TITLE, BODY);
     const r = await w.run(["issue", "plan", id, "--json"]);
@@ -171,10 +192,13 @@ describe("defect 11: a critic that fails is never silent", () => {
       ["openai", "type openai"],
       ["openai-compatible", "type openai-compatible (a key named in api_key_env is a key the provider needs)"],
     ])("api_key_env naming an unset variable (%s): the same, naming that variable", async (type) => {
-      w = await holdWorld({}, {
-        providers: [`  keyed: { type: ${type}, base_url: "${"URL"}", api_key_env: KEYED_API_KEY }`],
-        routes: { "shape.tech_lead": "keyed:tech-lead-model" },
-      });
+      w = await holdWorld(
+        {},
+        {
+          providers: [`  keyed: { type: ${type}, base_url: "${"URL"}", api_key_env: KEYED_API_KEY }`],
+          routes: { "shape.tech_lead": "keyed:tech-lead-model" },
+        },
+      );
       // the provider points at the test server, so a request it sends would be counted
       w.write("dissent.config.yaml", readFileSync(join(w.dir, "dissent.config.yaml"), "utf8").replace('"URL"', JSON.stringify(w.server.url)));
       const id = await w.newIssue(TITLE, BODY);
@@ -248,7 +272,10 @@ describe("defect 20: terminal output", () => {
     expect(r.code, r.stdout).toBe(0);
     const pieces = screenPieces(r.stdout);
     // the live status was shown (a critic tally of the discover round), not only the final table
-    expect(pieces.some((p) => /discover r1/.test(p)), r.stdout).toBe(true);
+    expect(
+      pieces.some((p) => /discover r1/.test(p)),
+      r.stdout,
+    ).toBe(true);
     const statusPieces = pieces.filter((p) => p.startsWith("dissent:"));
     expect(statusPieces.length).toBeGreaterThan(0);
     for (const p of statusPieces) expect(widthOf(p), JSON.stringify(p)).toBeLessThanOrEqual(80);
@@ -269,7 +296,9 @@ describe("defect 20: terminal output", () => {
     const ESC_BODY = "Body \u001b[31mred\u001b[0m and \u001b]8;;http://x.test\u0007link\u001b]8;;\u0007 text.";
     w = await holdWorld({
       planner: "# Plan\n\n1. Clear the screen \u001b[2J and set the title \u001b]0;pwned\u0007 here.\n",
-      "plan.tester": findings([{ severity: "MEDIUM", category: "test_strategy", concern: "Tests never cover \u001b[2J\u001b]0;pwned\u0007 escape handling in titles" }]),
+      "plan.tester": findings([
+        { severity: "MEDIUM", category: "test_strategy", concern: "Tests never cover \u001b[2J\u001b]0;pwned\u0007 escape handling in titles" },
+      ]),
     });
     const id = await w.newIssue(ESC_TITLE, ESC_BODY);
     const plan = await w.run(["issue", "plan", id]);
@@ -428,7 +457,11 @@ describe("CONTRACT r2: the reply cache from the CLI", () => {
     expect(verbose.code, verbose.stderr).toBe(0);
     const callLines = linesOf(verbose.stderr).filter((l) => /^dissent: call /.test(l));
     expect(callLines, verbose.stderr).toHaveLength(19);
-    for (const role of PIPELINE_ROLES) expect(callLines.some((l) => l.includes(role)), role).toBe(true);
+    for (const role of PIPELINE_ROLES)
+      expect(
+        callLines.some((l) => l.includes(role)),
+        role,
+      ).toBe(true);
     expect(w.server.requests).toHaveLength(2 * sent); // all from the cache
   });
 });
@@ -512,7 +545,17 @@ describe("CONTRACT r2: the same-model warning", () => {
   });
 
   it("issue plan: a producer and every critic of its stage on one model → one warning line; some critics on it → none", async () => {
-    w = await holdWorld({}, { routes: { "spec.ac_generator": "local:samey", "spec.judge": "local:samey", "discover.brief": "local:brief-and-one", assumption_surfacer: "local:brief-and-one" } });
+    w = await holdWorld(
+      {},
+      {
+        routes: {
+          "spec.ac_generator": "local:samey",
+          "spec.judge": "local:samey",
+          "discover.brief": "local:brief-and-one",
+          assumption_surfacer: "local:brief-and-one",
+        },
+      },
+    );
     const id = await w.newIssue(TITLE, BODY);
     const r = await w.run(["issue", "plan", id, "--json"]);
     expect(r.code, r.stderr).toBe(0);

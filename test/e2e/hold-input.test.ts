@@ -69,7 +69,11 @@ describe("defect 13: a YAML alias bomb", () => {
   it("in dissent.config.yaml: exit 2 naming the file, for every command, before any request", async () => {
     w = await holdWorld();
     w.write("dissent.config.yaml", `${holdConfig(w.server.url)}${aliasBomb("x-anchors")}`);
-    for (const args of [["issue", "list"], ["run", PROMPT], ["issue", "new", "--title", TITLE]]) {
+    for (const args of [
+      ["issue", "list"],
+      ["run", PROMPT],
+      ["issue", "new", "--title", TITLE],
+    ]) {
       const r = await w.run(args, { timeoutMs: 60_000 });
       expectNamedError(r, 2, "dissent.config.yaml");
     }
@@ -115,7 +119,10 @@ describe("defect 13: a YAML alias bomb", () => {
         "",
       ].join("\n"),
     );
-    writeFileSync(join(wiki, "bomb-entry.md"), `---\ntitle: Comment threads bomb\nfingerprint: ffff\n${aliasBomb("x")}---\n# Comment threads bomb\n\nComment threads reply.\n`);
+    writeFileSync(
+      join(wiki, "bomb-entry.md"),
+      `---\ntitle: Comment threads bomb\nfingerprint: ffff\n${aliasBomb("x")}---\n# Comment threads bomb\n\nComment threads reply.\n`,
+    );
 
     const list = await w.run(["wiki", "list"], { timeoutMs: 60_000 });
     expect(list.code, list.stderr).toBe(0);
@@ -135,7 +142,10 @@ describe("defect 13: a YAML alias bomb", () => {
 
     const plan = await w.run(["issue", "plan", id, "--json"], { timeoutMs: 120_000 });
     expect(plan.code, plan.stderr).toBe(0);
-    expect(linesOf(plan.stderr).some((l) => l.includes("bomb-entry") && /warning/.test(l)), plan.stderr).toBe(true);
+    expect(
+      linesOf(plan.stderr).some((l) => l.includes("bomb-entry") && /warning/.test(l)),
+      plan.stderr,
+    ).toBe(true);
     const after = await show(id);
     expect(after.status).not.toBe("planning");
     expect(after.status).toBe("ready");
@@ -153,11 +163,22 @@ describe("defect 14: a CRITICAL concern that starts with a very long identifier"
     expect(IDENT.length).toBeGreaterThanOrEqual(300);
     const EVIDENCE = "A plain, stable draft from discover.brief";
     w = await holdWorld({
-      "discovery.problem_sharpener": findings([{ severity: "CRITICAL", category: "problem", evidence: EVIDENCE, concern: `${IDENT} leaks connections when the comment thread is closed` }]),
-      "spec.judge": findings([{ severity: "HIGH", category: "edge_cases", evidence: "The change is covered by an automated test.", concern: `${DOTTED}.CommentThread is never tested with deep nesting` }]),
+      "discovery.problem_sharpener": findings([
+        { severity: "CRITICAL", category: "problem", evidence: EVIDENCE, concern: `${IDENT} leaks connections when the comment thread is closed` },
+      ]),
+      "spec.judge": findings([
+        {
+          severity: "HIGH",
+          category: "edge_cases",
+          evidence: "The change is covered by an automated test.",
+          concern: `${DOTTED}.CommentThread is never tested with deep nesting`,
+        },
+      ]),
     });
     const id = await w.newIssue(TITLE, BODY);
-    const planned = JSON.parse(ok(await w.run(["issue", "plan", id, "--json"]), "plan").stdout) as { pending_concerns: { severity: string; concern: string }[] };
+    const planned = JSON.parse(ok(await w.run(["issue", "plan", id, "--json"]), "plan").stdout) as {
+      pending_concerns: { severity: string; concern: string }[];
+    };
     expect(planned.pending_concerns.some((c) => c.severity === "CRITICAL" && c.concern.startsWith(IDENT))).toBe(true);
 
     const merged = await w.run(["issue", "merged", id, "--pr", "42", "--json"]);
@@ -191,7 +212,11 @@ describe("defect 15: unbounded reads fail fast with one line naming the limit", 
 
   it("issue new --body-file - with stdin from /dev/zero", async () => {
     w = await holdWorld();
-    const r = await sh(`exec ${cliLine(["issue", "new", "--title", TITLE, "--body-file", "-"])} < /dev/zero`, { cwd: w.dir, env: { DISSENT_HOME: w.home }, timeoutMs: 60_000 });
+    const r = await sh(`exec ${cliLine(["issue", "new", "--title", TITLE, "--body-file", "-"])} < /dev/zero`, {
+      cwd: w.dir,
+      env: { DISSENT_HOME: w.home },
+      timeoutMs: 60_000,
+    });
     expect(expectNamedError(r, 2)).toMatch(/limit/i);
   });
 
@@ -274,7 +299,17 @@ describe("defect 17: a policy path that does not exist is an error, never policy
   it("text policies with spaces are text; an existing file's content is sent, not its path", async () => {
     w = await holdWorld();
     w.write("house-rules.md", "Always answer in metric units.\n");
-    const r = await w.run(["run", "--audit", "--policy", "Never cite ./policy.txt as a source.", "--policy", "./house-rules.md", "--constraint", "Answer in under 200 words.", PROMPT]);
+    const r = await w.run([
+      "run",
+      "--audit",
+      "--policy",
+      "Never cite ./policy.txt as a source.",
+      "--policy",
+      "./house-rules.md",
+      "--constraint",
+      "Answer in under 200 words.",
+      PROMPT,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const challenger = w.requestsOf("challenger").map(requestText).join("\n");
     expect(challenger).toContain("Never cite ./policy.txt as a source.");

@@ -40,7 +40,13 @@ function echoing(extraKey?: string): Partial<Record<string, Answer>> {
     challenger: (req) =>
       JSON.stringify({
         concerns: [
-          { evidence: `Use the token ${k(req)} to call the API`, category: "boundary_violation", severity: "high", concern: `The draft leaks the credential ${k(req)}`, suggested_fix: `Remove ${k(req)}` },
+          {
+            evidence: `Use the token ${k(req)} to call the API`,
+            category: "boundary_violation",
+            severity: "high",
+            concern: `The draft leaks the credential ${k(req)}`,
+            suggested_fix: `Remove ${k(req)}`,
+          },
         ],
         verdict: "needs_work",
       }),
@@ -48,12 +54,23 @@ function echoing(extraKey?: string): Partial<Record<string, Answer>> {
     complexity_gate: "LOAD-BEARING",
     "discover.brief": (req) => `# Brief\n\nThe service authenticates with ${k(req)} on every request.\n`,
     "discovery.problem_sharpener": (req) =>
-      findings([{ severity: "CRITICAL", category: "problem", evidence: `authenticates with ${k(req)} on every request`, concern: `${k(req)} is hard-coded in the brief and must be rotated` }]),
-    "shape.tech_lead": (req) => ({ status: 400, raw: JSON.stringify({ error: { message: `Invalid API key ${k(req)} for model shape.tech_lead`, type: "invalid_request_error" } }) }),
+      findings([
+        {
+          severity: "CRITICAL",
+          category: "problem",
+          evidence: `authenticates with ${k(req)} on every request`,
+          concern: `${k(req)} is hard-coded in the brief and must be rotated`,
+        },
+      ]),
+    "shape.tech_lead": (req) => ({
+      status: 400,
+      raw: JSON.stringify({ error: { message: `Invalid API key ${k(req)} for model shape.tech_lead`, type: "invalid_request_error" } }),
+    }),
     "plan.tester": (req) => ({ status: 500, raw: JSON.stringify({ error: { message: `upstream rejected key ${k(req)}`, type: "server_error" } }) }),
     planner: (req) => `# Plan\n\n1. Store ${k(req)} in the vault.\n2. Rotate it monthly.\n`,
     "spec.ac_generator": (req) => JSON.stringify({ acceptance_criteria: [`Rotating ${k(req)} is covered by a test`] }),
-    plan_reviewer: (req) => findings([{ severity: "MEDIUM", category: "security", dimension: "security", concern: `The plan still names ${k(req)} in step 1` }]),
+    plan_reviewer: (req) =>
+      findings([{ severity: "MEDIUM", category: "security", dimension: "security", concern: `The plan still names ${k(req)} in step 1` }]),
   };
 }
 
@@ -146,7 +163,7 @@ describe("defect 12: every configured key is a secret from load, whichever provi
       echoing(OTHER),
       {
         apiKeyEnv: KEY_ENV,
-        providers: ["  other: { type: openai-compatible, base_url: \"http://127.0.0.1:9/v1\", api_key_env: OTHER_API_KEY }"],
+        providers: ['  other: { type: openai-compatible, base_url: "http://127.0.0.1:9/v1", api_key_env: OTHER_API_KEY }'],
         routes: { challenger: "other:chal-model", "plan.risk_skeptic": "other:risk-model" },
       },
       { [KEY_ENV]: KEY, [OTHER_ENV]: OTHER },

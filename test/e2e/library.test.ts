@@ -32,7 +32,11 @@ describe('import { runAudit } from "dissent" (CONTRACT §5)', () => {
     `);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    const parsed = JSON.parse(r.stdout) as { out: { final_output: string; audit_meta: { audit_verdict: string }; calls: unknown[] }; schemas: unknown[]; limits: unknown[] };
+    const parsed = JSON.parse(r.stdout) as {
+      out: { final_output: string; audit_meta: { audit_verdict: string }; calls: unknown[] };
+      schemas: unknown[];
+      limits: unknown[];
+    };
     expect(parsed.out.final_output).toBe("A draft.");
     expect(parsed.out.audit_meta.audit_verdict).toBe("pass");
     expect(parsed.out.calls).toHaveLength(2);

@@ -18,13 +18,21 @@ beforeAll(async () => {
 });
 afterAll(() => s.cleanup());
 
-const run = (args: string[], env: Record<string, string>, timeoutMs = 60_000) => dissent(args, { cwd: s.dir, env: { DISSENT_HOME: join(s.dir, "home"), ...env }, timeoutMs });
+const run = (args: string[], env: Record<string, string>, timeoutMs = 60_000) =>
+  dissent(args, { cwd: s.dir, env: { DISSENT_HOME: join(s.dir, "home"), ...env }, timeoutMs });
 
 describe("no config: the resolution order", () => {
   it("Ollama answering: its own models, drafting and judging on two families", async () => {
-    const ollama = await startFakeOllama({ models: [{ name: "qwen3:8b", family: "qwen3" }, { name: "gemma3:4b", family: "gemma3" }] });
+    const ollama = await startFakeOllama({
+      models: [
+        { name: "qwen3:8b", family: "qwen3" },
+        { name: "gemma3:4b", family: "gemma3" },
+      ],
+    });
     try {
-      const out = parseJsonOut(await run(["run", "--audit", "--json", "What is 2+2?"], { DISSENT_OLLAMA_URL: ollama.url, OPENAI_API_KEY: "sk-not-used-here-0000" }));
+      const out = parseJsonOut(
+        await run(["run", "--audit", "--json", "What is 2+2?"], { DISSENT_OLLAMA_URL: ollama.url, OPENAI_API_KEY: "sk-not-used-here-0000" }),
+      );
       expect(out.run.calls.map((c) => `${c.role} ${c.provider}:${c.model}`)).toEqual(["executor ollama:qwen3:8b", "challenger ollama:gemma3:4b"]);
       expect(out.audit_meta.challenger_status).toBe("ok");
       expect(ollama.chats.map((c) => c.model)).toEqual(["qwen3:8b", "gemma3:4b"]);
@@ -35,7 +43,11 @@ describe("no config: the resolution order", () => {
   });
 
   it("no Ollama: OPENAI_API_KEY, then ANTHROPIC_API_KEY (the routes, read back by --replay without a call)", async () => {
-    const openai = await run(["run", "--replay", "q"], { DISSENT_OLLAMA_URL: nobody, OPENAI_API_KEY: "sk-test-0000000000", ANTHROPIC_API_KEY: "ant-test-00000000" });
+    const openai = await run(["run", "--replay", "q"], {
+      DISSENT_OLLAMA_URL: nobody,
+      OPENAI_API_KEY: "sk-test-0000000000",
+      ANTHROPIC_API_KEY: "ant-test-00000000",
+    });
     expect(openai.code).toBe(1);
     expect(errorLine(openai)).toBe("dissent: error: --replay: no cached reply for role 'executor' (openai:gpt-4.1-mini); run once without --replay");
     const anthropic = await run(["run", "--replay", "q"], { DISSENT_OLLAMA_URL: nobody, ANTHROPIC_API_KEY: "ant-test-00000000" });
@@ -60,7 +72,10 @@ describe("no config: the resolution order", () => {
       const first = await run(["run", "--audit", "--json", "What is 2+2?"], env);
       const out = parseJsonOut(first);
       expect(out.audit_meta.challenger_status).toBe("ok");
-      expect(out.run.calls.map((c) => `${c.role} ${c.provider}:${c.model}`)).toEqual(["executor drafter:qwen2.5-1.5b-instruct", "challenger judge:llama-3.2-3b-instruct"]);
+      expect(out.run.calls.map((c) => `${c.role} ${c.provider}:${c.model}`)).toEqual([
+        "executor drafter:qwen2.5-1.5b-instruct",
+        "challenger judge:llama-3.2-3b-instruct",
+      ]);
       const lines = first.stderr.split("\n");
       expect(lines[0]).toBe(
         `dissent: no config file, no Ollama at ${nobody} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set: using the embedded engine (\`dissent init\` writes a config to change this)`,
@@ -69,7 +84,10 @@ describe("no config: the resolution order", () => {
         `dissent: downloading 2 models once into ${join(s.dir, ".cache", "dissent", "models")} (~3.1 GB in all): Qwen2.5-1.5B-Instruct Q4_K_M for the executor and producers (~1.1 GB); Llama-3.2-3B-Instruct Q4_K_M for the challenger and critics (~2.0 GB)`,
       );
       expect(lines[2]).toMatch(/^dissent: downloading hf:Qwen\/Qwen2\.5-1\.5B-Instruct-GGUF:Q4_K_M \(470 KB\) into /);
-      expect(hf.hits.filter((h) => h.includes("/manifests/"))).toEqual(["GET /v2/Qwen/Qwen2.5-1.5B-Instruct-GGUF/manifests/Q4_K_M", "GET /v2/bartowski/Llama-3.2-3B-Instruct-GGUF/manifests/Q4_K_M"]);
+      expect(hf.hits.filter((h) => h.includes("/manifests/"))).toEqual([
+        "GET /v2/Qwen/Qwen2.5-1.5B-Instruct-GGUF/manifests/Q4_K_M",
+        "GET /v2/bartowski/Llama-3.2-3B-Instruct-GGUF/manifests/Q4_K_M",
+      ]);
 
       const asked = hf.hits.length;
       const second = await run(["run", "--audit", "--json", "Another question?"], env);

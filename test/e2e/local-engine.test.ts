@@ -84,7 +84,9 @@ describe("a model that cannot be used ends the run in one line naming the file (
   };
 
   it("a missing file", async () => {
-    expect(await fails("./nope.gguf")).toBe(`dissent: error: model file not found: ${join(s.dir, "nope.gguf")} (providers.tiny.model): check the path, or name an hf: model to download`);
+    expect(await fails("./nope.gguf")).toBe(
+      `dissent: error: model file not found: ${join(s.dir, "nope.gguf")} (providers.tiny.model): check the path, or name an hf: model to download`,
+    );
   });
 
   it("a corrupt (truncated) file, and one that is not a GGUF at all", async () => {

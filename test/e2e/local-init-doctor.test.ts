@@ -15,7 +15,13 @@ let ollama: FakeOllama;
 let nobody: string;
 beforeAll(async () => {
   s = scratch("dissent-init-");
-  ollama = await startFakeOllama({ models: [{ name: "qwen3:8b", family: "qwen3" }, { name: "llama3.1:8b", family: "llama" }, { name: "nomic-embed-text", family: "nomic-bert" }] });
+  ollama = await startFakeOllama({
+    models: [
+      { name: "qwen3:8b", family: "qwen3" },
+      { name: "llama3.1:8b", family: "llama" },
+      { name: "nomic-embed-text", family: "nomic-bert" },
+    ],
+  });
   nobody = `http://127.0.0.1:${await closedPort()}`;
 });
 afterAll(async () => {
@@ -23,7 +29,8 @@ afterAll(async () => {
   s.cleanup();
 });
 
-const cli = (dir: string, args: string[], env: Record<string, string> = {}) => dissent(args, { cwd: dir, env: { DISSENT_HOME: join(dir, "home"), ...env }, timeoutMs: 60_000 });
+const cli = (dir: string, args: string[], env: Record<string, string> = {}) =>
+  dissent(args, { cwd: dir, env: { DISSENT_HOME: join(dir, "home"), ...env }, timeoutMs: 60_000 });
 const sub = (name: string) => {
   const dir = join(s.dir, name);
   mkdirSync(dir, { recursive: true });
@@ -41,21 +48,27 @@ describe("dissent init", () => {
     const dir = sub("with-ollama");
     const r = await cli(dir, ["init"], { DISSENT_OLLAMA_URL: ollama.url });
     expect(r.code).toBe(0);
-    expect(r.stdout).toBe(`wrote dissent.config.yaml: Ollama at ${ollama.url} (3 models pulled): drafting qwen3:8b, judging llama3.1:8b\ncheck it with: dissent doctor\n`);
+    expect(r.stdout).toBe(
+      `wrote dissent.config.yaml: Ollama at ${ollama.url} (3 models pulled): drafting qwen3:8b, judging llama3.1:8b\ncheck it with: dissent doctor\n`,
+    );
     const text = readFileSync(join(dir, "dissent.config.yaml"), "utf8");
     expect(text).toMatch(/^# dissent\.config\.yaml, written by `dissent init`/);
     expect(text).toContain(`ollama: { type: openai-compatible, base_url: "${ollama.url}/v1", max_concurrency: 1 }`);
     const file = parseConfigText(text, "dissent.config.yaml");
     expect(file.routes?.default?.primary).toBe("ollama:qwen3:8b");
     expect(file.routes?.challenger?.primary).toBe("ollama:llama3.1:8b");
-    expect(file.routes?.["plan"]?.primary).toBe("ollama:llama3.1:8b");
+    expect(file.routes?.plan?.primary).toBe("ollama:llama3.1:8b");
 
     const again = await cli(dir, ["init"], { DISSENT_OLLAMA_URL: ollama.url });
     expect(again.code).toBe(2);
     expect(errorLine(again)).toBe("dissent: error: dissent.config.yaml already exists: dissent init --force replaces it");
     const forced = await cli(dir, ["init", "--force", "--json"], { DISSENT_OLLAMA_URL: nobody, OPENAI_API_KEY: "sk-test-0000000000" });
     expect(forced.code).toBe(0);
-    expect(JSON.parse(forced.stdout)).toMatchObject({ found: "openai", providers: { openai: { type: "openai" } }, routes: { default: { primary: "openai:gpt-4.1-mini" } } });
+    expect(JSON.parse(forced.stdout)).toMatchObject({
+      found: "openai",
+      providers: { openai: { type: "openai" } },
+      routes: { default: { primary: "openai:gpt-4.1-mini" } },
+    });
     expect(readFileSync(join(dir, "dissent.config.yaml"), "utf8")).not.toContain("sk-test");
   });
 
@@ -80,7 +93,13 @@ describe("dissent doctor", () => {
     const out = JSON.parse(r.stdout) as DoctorJson;
     expect(out.ok).toBe(true);
     expect(out.routes.length).toBe(11);
-    expect(out.routes[0]).toEqual({ route: "default", which: "primary", target: "ollama:qwen3:8b", ok: true, detail: "reachable · model present · JSON mode ok (json_schema)" });
+    expect(out.routes[0]).toEqual({
+      route: "default",
+      which: "primary",
+      target: "ollama:qwen3:8b",
+      ok: true,
+      detail: "reachable · model present · JSON mode ok (json_schema)",
+    });
     // One probe per distinct target, one token each, asking for JSON.
     const probes = ollama.chats.slice(before);
     expect(probes.map((c) => c.model).sort()).toEqual(["llama3.1:8b", "qwen3:8b"]);
@@ -116,19 +135,27 @@ describe("dissent doctor", () => {
     expect(row("challenger")).toMatch(new RegExp(`down:llama3\\.1:8b\\s+FAIL\\s+unreachable: ${nobody}/v1 \\(.*ECONNREFUSED.*\\)$`));
     expect(row("challenger (secondary)")).toMatch(/good:llama3\.1:8b\s+ok\s+/);
     expect(row("plan")).toMatch(/keyless:qwen3:8b\s+FAIL\s+no API key: set DOCTOR_TEST_KEY$/);
-    expect(row("spec.judge")).toMatch(/good:mistral:7b\s+FAIL\s+reachable · model 'mistral:7b' not found at .* \(it has qwen3:8b, llama3\.1:8b, nomic-embed-text\)$/);
+    expect(row("spec.judge")).toMatch(
+      /good:mistral:7b\s+FAIL\s+reachable · model 'mistral:7b' not found at .* \(it has qwen3:8b, llama3\.1:8b, nomic-embed-text\)$/,
+    );
 
     const json = await cli(dir, ["doctor", "--json"], { DOCTOR_TEST_KEY: "wrong-key-000000" });
     const out = JSON.parse(json.stdout) as DoctorJson;
     expect(out.ok).toBe(false);
-    expect(out.routes.find((x) => x.route === "plan")).toMatchObject({ ok: true, detail: "key DOCTOR_TEST_KEY set · reachable · model present · JSON mode ok (json_schema)" });
+    expect(out.routes.find((x) => x.route === "plan")).toMatchObject({
+      ok: true,
+      detail: "key DOCTOR_TEST_KEY set · reachable · model present · JSON mode ok (json_schema)",
+    });
   });
 
   it("a key the server refuses is named", async () => {
     const guarded = await startFakeOllama({ models: [{ name: "m1" }], key: "right-key-0000" });
     try {
       const dir = sub("doctor-key");
-      s.write("doctor-key/dissent.config.yaml", `providers:\n  p: { type: openai-compatible, base_url: "${guarded.url}/v1", api_key_env: GUARD_KEY }\nroutes:\n  default: { primary: "p:m1" }\n`);
+      s.write(
+        "doctor-key/dissent.config.yaml",
+        `providers:\n  p: { type: openai-compatible, base_url: "${guarded.url}/v1", api_key_env: GUARD_KEY }\nroutes:\n  default: { primary: "p:m1" }\n`,
+      );
       const r = await cli(dir, ["doctor", "--json"], { GUARD_KEY: "wrong-key-0000" });
       expect(r.code).toBe(1);
       expect((JSON.parse(r.stdout) as DoctorJson).routes[0]?.detail).toBe("key GUARD_KEY set · reachable · the key was refused (401): check GUARD_KEY");
@@ -156,7 +183,13 @@ describe("dissent doctor", () => {
     const r = await cli(dir, ["doctor", "--json"]);
     expect(r.code).toBe(1);
     const out = JSON.parse(r.stdout) as DoctorJson;
-    expect(out.routes[0]).toEqual({ route: "default", which: "primary", target: "tiny:drafter", ok: true, detail: `model file present (${join(dir, "tiny.gguf")}) · JSON mode ok (grammar)` });
+    expect(out.routes[0]).toEqual({
+      route: "default",
+      which: "primary",
+      target: "tiny:drafter",
+      ok: true,
+      detail: `model file present (${join(dir, "tiny.gguf")}) · JSON mode ok (grammar)`,
+    });
     expect(out.routes[1]).toMatchObject({
       ok: false,
       detail: `hf:acme/later-GGUF:Q4_K_M not downloaded yet: the first run downloads it, or place it at ${join(dir, "models", "hf_acme_later.Q4_K_M.gguf")}`,

@@ -20,7 +20,8 @@ afterEach(async () => {
 });
 
 const run = (...args: string[]) => dissent(args, { cwd: dir.dir });
-const show = async (id: string) => JSON.parse((await run("issue", "show", id, "--json")).stdout) as { labels: string[]; status: string; stages: { phase: string }[] };
+const show = async (id: string) =>
+  JSON.parse((await run("issue", "show", id, "--json")).stdout) as { labels: string[]; status: string; stages: { phase: string }[] };
 const requestsFor = (model: string) => server.requests.filter((r) => r.body.model === model).length;
 
 describe("dissent issue (CLI, end to end)", () => {
@@ -40,12 +41,16 @@ describe("dissent issue (CLI, end to end)", () => {
     const stages = out.stages as Record<string, unknown>[];
     expect(stages).toHaveLength(4);
     for (const s of stages) {
-      for (const k of ["stage", "phase", "rounds", "retries", "outcome", "concerns_raised", "concerns_forwarded", "duration_ms", "calls"]) expect(s).toHaveProperty(k);
+      for (const k of ["stage", "phase", "rounds", "retries", "outcome", "concerns_raised", "concerns_forwarded", "duration_ms", "calls"])
+        expect(s).toHaveProperty(k);
     }
     expect((await show(id)).status).toBe("ready");
     const list = JSON.parse((await run("issue", "list", "--json")).stdout) as { id: string; status: string }[];
     expect(list).toEqual([expect.objectContaining({ id, status: "ready" })]);
-    const events = (await run("events", "--issue", id, "--json")).stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; issue_id: string });
+    const events = (await run("events", "--issue", id, "--json")).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; issue_id: string });
     expect(events.every((e) => e.issue_id === id)).toBe(true);
     expect(new Set(events.map((e) => e.type))).toEqual(
       new Set(["LabelChanged", "ComplexityGateRouted", "AdversarialStageStarted", "AdversarialStageCompleted", "ModelCall"]),
@@ -80,7 +85,8 @@ describe("dissent issue (CLI, end to end)", () => {
 
   it("Ctrl-C mid-stage exits 130 and leaves no transient label", async () => {
     await run("issue", "new", "--title", "Add retries to the API client");
-    handler = async (model) => (model.startsWith("shape.") && model !== "shape.writer" ? { content: agreeableReply(model), delayMs: 20_000 } : { content: agreeableReply(model) });
+    handler = async (model) =>
+      model.startsWith("shape.") && model !== "shape.writer" ? { content: agreeableReply(model), delayMs: 20_000 } : { content: agreeableReply(model) };
     const { child, done } = startDissent(["issue", "plan", "1"], { cwd: dir.dir });
     await until(() => requestsFor("shape.challenger") > 0);
     expect((await show("1")).labels).toContain("dissent-adv-shape-running");

@@ -131,7 +131,10 @@ describe("#9.21 call_timeout_ms bounds the request, not module loading", () => {
   it("an instant server with call_timeout_ms 60 is asked exactly once per run, in one attempt", async () => {
     // Each run is a fresh process, so each pays for loading the SDK and Node's fetch on its first call.
     w = await world(byRole({ executor: { content: DRAFT } }), { callTimeoutMs: 60 });
-    for (const args of [["run", PROMPT], ["run", "--no-cache", PROMPT]]) {
+    for (const args of [
+      ["run", PROMPT],
+      ["run", "--no-cache", PROMPT],
+    ]) {
       const r = await w.run(args);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
@@ -139,7 +142,10 @@ describe("#9.21 call_timeout_ms bounds the request, not module loading", () => {
     }
     expect(w.server.requests).toHaveLength(2);
     // An attempt that timed out before it reached the server is not seen there: the ModelCall events count them.
-    const events = (await w.run(["events", "--json"])).stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l) as { type: string; attempts?: number });
+    const events = (await w.run(["events", "--json"])).stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; attempts?: number });
     expect(events.filter((e) => e.type === "ModelCall").map((e) => e.attempts)).toEqual([1, 1]);
   });
 });

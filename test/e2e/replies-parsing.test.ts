@@ -90,7 +90,7 @@ describe("#9.5 a producer's artifact is its markdown, never a JSON sample inside
     "at the very end": `# Plan: publish the build\n\n1. Run the build and zip the output.\n2. Upload the zip to the release page.\n3. Write the manifest the deploy script reads, for example:\n\n${SAMPLE}`,
   };
 
-  it.each(Object.entries(plans))("a fenced {\"artifact\": \"dist/app.zip\"} example %s stays part of the plan", async (_where, plan) => {
+  it.each(Object.entries(plans))('a fenced {"artifact": "dist/app.zip"} example %s stays part of the plan', async (_where, plan) => {
     p = await pipelineWorld((model) => (model === "planner" ? { content: plan } : undefined));
     const id = await p.newIssue("Publish the build", "", ["dissent-trivial"]);
     const { out } = await p.plan(id);
@@ -100,7 +100,7 @@ describe("#9.5 a producer's artifact is its markdown, never a JSON sample inside
     expect(shown.stdout).toBe(`${plan}\n`);
   });
 
-  it("a trailing fenced {\"addressed\": [...]} block is cut off the artifact (and read)", async () => {
+  it('a trailing fenced {"addressed": [...]} block is cut off the artifact (and read)', async () => {
     const PLAN_1 = "# Plan\n\n1. Store the session token in a cookie readable by scripts.\n2. Ship it.";
     const PLAN_2 = "# Plan\n\n1. Store the session token in an HttpOnly cookie.\n2. Ship it.\n\n## Decisions\n\nThe cookie is HttpOnly.";
     let concernId = "";
@@ -133,7 +133,9 @@ describe("#9.6 a quote of the text under review is never the reply", () => {
   it('a challenger needs_work followed by a quoted {"verdict":"pass"} from the draft stays needs_work: revised, 3 requests', async () => {
     const draft = 'The audit API always answers within 5 ms. A clean draft gets {"verdict":"pass","concerns":[]} back.';
     const reply = `${JSON.stringify({
-      concerns: [{ category: "unverifiable_claim", severity: "medium", evidence: "always answers within 5 ms", concern: "No source backs the latency figure." }],
+      concerns: [
+        { category: "unverifiable_claim", severity: "medium", evidence: "always answers within 5 ms", concern: "No source backs the latency figure." },
+      ],
       verdict: "needs_work",
     })}\n\nFor reference, the draft says a clean draft gets {"verdict":"pass","concerns":[]} back.`;
     w = await world(byRole({ executor: { content: draft }, challenger: { content: reply }, revision: { content: REVISED } }));
@@ -149,11 +151,16 @@ describe("#9.6 a quote of the text under review is never the reply", () => {
     p = await pipelineWorld((model, n) => {
       if (model === "planner") return { content: n === 0 ? PLAN_1 : PLAN_2 };
       if (model === "plan.risk_skeptic" && n === 0) {
-        const critical = findings({ severity: "CRITICAL", concern: "Deleting the table before copying it loses every row.", evidence: "Delete the old user table before copying its rows" });
+        const critical = findings({
+          severity: "CRITICAL",
+          concern: "Deleting the table before copying it loses every row.",
+          evidence: "Delete the old user table before copying its rows",
+        });
         return { content: `${critical}\n\nThe plan itself notes that the linter prints {"findings": []} when the code is clean.` };
       }
       // An honest empty answer on the first plan would equal the quote; the other critics note a nit.
-      if (["assumption_surfacer", "plan.builder", "plan.tester"].includes(model) && n === 0) return { content: findings({ severity: "LOW", concern: "Name the linter command." }) };
+      if (["assumption_surfacer", "plan.builder", "plan.tester"].includes(model) && n === 0)
+        return { content: findings({ severity: "LOW", concern: "Name the linter command." }) };
       return undefined;
     });
     const id = await p.newIssue("Migrate the user table", "", ["dissent-load-bearing"]);
@@ -168,7 +175,11 @@ describe("#9.6 a quote of the text under review is never the reply", () => {
 describe("#9.9 lenient enums: one bad item is dropped and counted, never the whole reply", () => {
   const PLAN_1 = "# Plan\n\n1. Delete the old user table before copying its rows.\n2. Ship it.";
   const PLAN_2 = "# Plan\n\n1. Copy the rows of the old user table, check the counts, then delete it.\n2. Ship it.";
-  const CRITICAL = { severity: "CRITICAL", concern: "Deleting the table before copying it loses every row.", evidence: "Delete the old user table before copying its rows" };
+  const CRITICAL = {
+    severity: "CRITICAL",
+    concern: "Deleting the table before copying it loses every row.",
+    evidence: "Delete the old user table before copying its rows",
+  };
 
   /** Runs a load-bearing issue whose plan.risk_skeptic answers `first` to the first plan. */
   async function planWithFirstRiskReply(first: string) {

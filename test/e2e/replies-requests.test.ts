@@ -42,7 +42,10 @@ function gateConfig(provider: string) {
 
 describe("per-provider request settings (CONTRACT §2 r2)", () => {
   it("max_tokens: 123 is sent with every request (executor, challenger, revision)", async () => {
-    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: NEEDS_WORK }, revision: { content: REVISED } }), gateConfig("max_tokens: 123"));
+    w = await world(
+      byRole({ executor: { content: DRAFT }, challenger: { content: NEEDS_WORK }, revision: { content: REVISED } }),
+      gateConfig("max_tokens: 123"),
+    );
     const r = await w.run(["run", "--audit", PROMPT]);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${REVISED}\n`);
@@ -51,7 +54,10 @@ describe("per-provider request settings (CONTRACT §2 r2)", () => {
   });
 
   it("extra_body is merged into every request body, beside the usual fields", async () => {
-    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: NEEDS_WORK }, revision: { content: REVISED } }), gateConfig("extra_body: { options: { num_ctx: 4096 } }"));
+    w = await world(
+      byRole({ executor: { content: DRAFT }, challenger: { content: NEEDS_WORK }, revision: { content: REVISED } }),
+      gateConfig("extra_body: { options: { num_ctx: 4096 } }"),
+    );
     expect((await w.run(["run", "--audit", PROMPT])).code).toBe(0);
     expect(w.server.requests).toHaveLength(3);
     for (const q of w.server.requests) {
@@ -100,7 +106,9 @@ describe("per-provider request settings (CONTRACT §2 r2)", () => {
 
     it("the secret never shows in the one error line of a run the executor's echoing error ends", async () => {
       w = await world(
-        byRole({ executor: (req) => ({ status: 400, raw: JSON.stringify({ error: { message: `bad request from X-Secret ${String(req.headers["x-secret"])}` } }) }) }),
+        byRole({
+          executor: (req) => ({ status: 400, raw: JSON.stringify({ error: { message: `bad request from X-Secret ${String(req.headers["x-secret"])}` } }) }),
+        }),
         gateConfig(HEADERS),
       );
       const r = await w.run(["run", PROMPT], { env });

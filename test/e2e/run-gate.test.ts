@@ -41,7 +41,15 @@ describe("dissent run: without --audit", () => {
     });
     expect(out.run.run_id).toMatch(/\S/);
     expect(out.run.calls).toHaveLength(1);
-    expect(out.run.calls[0]).toMatchObject({ role: "executor", provider: "local", model: EXEC_MODEL, route: "primary", cached: false, input_tokens: 123, output_tokens: 45 });
+    expect(out.run.calls[0]).toMatchObject({
+      role: "executor",
+      provider: "local",
+      model: EXEC_MODEL,
+      route: "primary",
+      cached: false,
+      input_tokens: 123,
+      output_tokens: 45,
+    });
   });
 });
 
@@ -152,7 +160,14 @@ describe("dissent run --audit: needs_work", () => {
     w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [invented]) }, revision: { content: REVISED } }));
     const out = parseJsonOut(await w.run(["run", "--audit", "--json", PROMPT]));
     expect(out.final_output).toBe(DRAFT);
-    expect(out.audit_meta).toMatchObject({ audit_verdict: "pass", revised: false, revision_passes: 0, concerns: 0, ungrounded_concerns: 1, challenger_status: "ok" });
+    expect(out.audit_meta).toMatchObject({
+      audit_verdict: "pass",
+      revised: false,
+      revision_passes: 0,
+      concerns: 0,
+      ungrounded_concerns: 1,
+      challenger_status: "ok",
+    });
     expect(w.server.requests).toHaveLength(2);
   });
 });
@@ -208,7 +223,9 @@ describe("dissent run --audit: the challenger failing returns the draft, exit 0,
 
 describe("dissent run: what the models are sent", () => {
   it("every request carries temperature 0 and the configured seed, and no tools", async () => {
-    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: REVISED } }), { seed: 1234 });
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: REVISED } }), {
+      seed: 1234,
+    });
     expect((await w.run(["run", "--audit", PROMPT])).code).toBe(0);
     expect(w.server.requests).toHaveLength(3);
     for (const req of w.server.requests) {
@@ -244,7 +261,9 @@ describe("dissent run: what the models are sent", () => {
   });
 
   it("the challenger is given exactly {prompt, executor_output, constraints, policies}", async () => {
-    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }), { extra: 'constraints: ["Answer in under 200 words."]\npolicies: ["No medical dosing advice."]\n' });
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }), {
+      extra: 'constraints: ["Answer in under 200 words."]\npolicies: ["No medical dosing advice."]\n',
+    });
     expect((await w.run(["run", "--audit", PROMPT])).code).toBe(0);
     const messages = requestsOf(w.server, "challenger")[0]?.body.messages ?? [];
     expect(messages.map((m) => m.role)).toEqual(["system", "user"]);
@@ -257,9 +276,23 @@ describe("dissent run: what the models are sent", () => {
   });
 
   it("--constraint and --policy (text or file) add to the config's lists and reach the executor and the challenger", async () => {
-    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }), { extra: 'constraints: ["From config."]\npolicies: ["Config policy."]\n' });
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }), {
+      extra: 'constraints: ["From config."]\npolicies: ["Config policy."]\n',
+    });
     w.write("policy.md", "Never name a competitor.\n");
-    const r = await w.run(["run", "--audit", "--constraint", "Use metric units.", "--constraint", "Be brief.", "--policy", "policy.md", "--policy", "Be polite.", PROMPT]);
+    const r = await w.run([
+      "run",
+      "--audit",
+      "--constraint",
+      "Use metric units.",
+      "--constraint",
+      "Be brief.",
+      "--policy",
+      "policy.md",
+      "--policy",
+      "Be polite.",
+      PROMPT,
+    ]);
     expect(r.code).toBe(0);
     const system = requestsOf(w.server, "executor")[0]?.body.messages[0];
     expect(system?.role).toBe("system");

@@ -26,7 +26,13 @@ function expectNoLeak(key: string, r: CliResult, home: string) {
 
 const authFailure = (key: string) => ({
   status: 401,
-  raw: JSON.stringify({ error: { message: `Incorrect API key provided: ${key}. You can find your API key at https://example.test.`, type: "invalid_request_error", code: "invalid_api_key" } }),
+  raw: JSON.stringify({
+    error: {
+      message: `Incorrect API key provided: ${key}. You can find your API key at https://example.test.`,
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+    },
+  }),
 });
 
 describe.each([

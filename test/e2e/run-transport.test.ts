@@ -19,7 +19,10 @@ describe("secondary fallback (CONTRACT §2)", () => {
     backup = await startOpenAIServer(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }));
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
     const secondaryUrl = backup.url;
-    w = await world(() => ({ content: "unused" }), () => configYaml({ url: dead, secondaryUrl }));
+    w = await world(
+      () => ({ content: "unused" }),
+      () => configYaml({ url: dead, secondaryUrl }),
+    );
     const r = await w.run(["run", "--audit", "--json", PROMPT]);
     const out = parseJsonOut(r);
     expect(out.final_output).toBe(DRAFT);
@@ -66,7 +69,10 @@ describe("secondary fallback (CONTRACT §2)", () => {
 describe("executor failures (CONTRACT §6)", () => {
   it("executor unreachable with no secondary: exit 1, one error line naming the provider, nothing on stdout", async () => {
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
-    w = await world(() => ({ content: "unused" }), () => configYaml({ url: dead }));
+    w = await world(
+      () => ({ content: "unused" }),
+      () => configYaml({ url: dead }),
+    );
     const r = await w.run(["run", "--audit", PROMPT]);
     expect(r.code).toBe(1);
     expect(r.stdout).toBe("");
@@ -78,7 +84,10 @@ describe("executor failures (CONTRACT §6)", () => {
   it("executor unreachable on primary and secondary: exit 1", async () => {
     const dead1 = `http://127.0.0.1:${await closedPort()}/v1`;
     const dead2 = `http://127.0.0.1:${await closedPort()}/v1`;
-    w = await world(() => ({ content: "unused" }), () => configYaml({ url: dead1, secondaryUrl: dead2 }));
+    w = await world(
+      () => ({ content: "unused" }),
+      () => configYaml({ url: dead1, secondaryUrl: dead2 }),
+    );
     const r = await w.run(["run", PROMPT]);
     expect(r.code).toBe(1);
     expect(errorLine(r)).toContain("'backup'");

@@ -18,7 +18,10 @@ describe("the no-config resolution order (CONTRACT §11)", () => {
 
   it("the embedded default is two families: a small Qwen drafts, a Llama judges", () => {
     const { providers, routes } = defaultsFor({ kind: "embedded" });
-    expect(providers).toEqual({ drafter: { type: "llama-cpp", model: EMBEDDED_MODELS.executor.ref }, judge: { type: "llama-cpp", model: EMBEDDED_MODELS.challenger.ref } });
+    expect(providers).toEqual({
+      drafter: { type: "llama-cpp", model: EMBEDDED_MODELS.executor.ref },
+      judge: { type: "llama-cpp", model: EMBEDDED_MODELS.challenger.ref },
+    });
     expect(routes.default?.primary).toBe(`drafter:${EMBEDDED_MODELS.executor.label}`);
     expect(routes.challenger?.primary).toBe(`judge:${EMBEDDED_MODELS.challenger.label}`);
     expect(EMBEDDED_MODELS.executor.family).not.toBe(EMBEDDED_MODELS.challenger.family);
@@ -46,12 +49,28 @@ describe("the no-config resolution order (CONTRACT §11)", () => {
 
 describe("Ollama's models", () => {
   it("prefers qwen3:8b and llama3.1:8b, else two families of what is pulled, else the documented pair", () => {
-    expect(pickOllamaModels([{ name: "llama3.1:8b", family: "llama" }, { name: "qwen3:8b", family: "qwen3" }])).toEqual({ executor: "qwen3:8b", challenger: "llama3.1:8b" });
-    expect(pickOllamaModels([{ name: "mistral:7b", family: "mistral" }, { name: "nomic-embed-text", family: "nomic-bert" }, { name: "qwen2.5:7b", family: "qwen2" }])).toEqual({
+    expect(
+      pickOllamaModels([
+        { name: "llama3.1:8b", family: "llama" },
+        { name: "qwen3:8b", family: "qwen3" },
+      ]),
+    ).toEqual({ executor: "qwen3:8b", challenger: "llama3.1:8b" });
+    expect(
+      pickOllamaModels([
+        { name: "mistral:7b", family: "mistral" },
+        { name: "nomic-embed-text", family: "nomic-bert" },
+        { name: "qwen2.5:7b", family: "qwen2" },
+      ]),
+    ).toEqual({
       executor: "mistral:7b",
       challenger: "qwen2.5:7b",
     });
-    expect(pickOllamaModels([{ name: "qwen3:4b", family: "qwen3" }, { name: "qwen3:8b", family: "qwen3" }])).toEqual({ executor: "qwen3:8b", challenger: "qwen3:8b" });
+    expect(
+      pickOllamaModels([
+        { name: "qwen3:4b", family: "qwen3" },
+        { name: "qwen3:8b", family: "qwen3" },
+      ]),
+    ).toEqual({ executor: "qwen3:8b", challenger: "qwen3:8b" });
     expect(pickOllamaModels([])).toEqual({ executor: "qwen3:8b", challenger: "llama3.1:8b" });
     expect(familyOf({ name: "llama3.1:8b" })).toBe("llama");
     expect(familyOf({ name: "x", family: "gemma3" })).toBe("gemma");

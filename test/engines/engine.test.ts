@@ -24,9 +24,11 @@ const reporter: DownloadReporter = {
   progress: (n, done, total) => events.push(`progress ${n} ${done}/${total}`),
   done: (n, _p, bytes) => events.push(`done ${n} ${bytes}`),
 };
-const provider = (model: string, extra: Partial<ProviderConfig> = {}): ProviderConfig => ({ type: "llama-cpp", model, threads: 1, gpu: false, ...extra }) as ProviderConfig;
+const provider = (model: string, extra: Partial<ProviderConfig> = {}): ProviderConfig =>
+  ({ type: "llama-cpp", model, threads: 1, gpu: false, ...extra }) as ProviderConfig;
 const modelsDir = () => join(s.dir, "models");
-const v3 = async (e: LlamaEngines, name: string, p: ProviderConfig, model = "m"): Promise<LanguageModelV3> => (await e.create(name, p, model)) as LanguageModelV3;
+const v3 = async (e: LlamaEngines, name: string, p: ProviderConfig, model = "m"): Promise<LanguageModelV3> =>
+  (await e.create(name, p, model)) as LanguageModelV3;
 const ask = (text: string, extra: Partial<LanguageModelV3CallOptions> = {}): LanguageModelV3CallOptions => ({
   prompt: [
     { role: "system", content: "You audit drafts." },
@@ -161,7 +163,9 @@ describe("a model that cannot be used is one line naming the file and what to do
 
   it("not enough memory for the context says what to lower", async () => {
     const err = await failure(provider("./tiny.gguf", { context_size: 1_048_576, max_concurrency: 10_000 }));
-    expect(err.message).toBe(`not enough memory to run ${tiny.path} with context_size 1048576: lower providers.tiny.context_size or providers.tiny.max_concurrency, or choose a smaller model`);
+    expect(err.message).toBe(
+      `not enough memory to run ${tiny.path} with context_size 1048576: lower providers.tiny.context_size or providers.tiny.max_concurrency, or choose a smaller model`,
+    );
   });
 
   it("a provider with no model says how to name one", async () => {
@@ -173,7 +177,9 @@ describe("a model that cannot be used is one line naming the file and what to do
   it("offline, an hf: model that is not here names the file to place", async () => {
     const offline = createLlamaEngines({ config: { source: "t", baseDir: s.dir, modelsDir: modelsDir(), offline: true, providers: {} }, env: {}, reporter });
     const err = await failure(provider("hf:acme/absent-GGUF:Q8_0"), offline);
-    expect(err.message).toBe(`offline: hf:acme/absent-GGUF:Q8_0 is not in ${modelsDir()}: place its .gguf file at ${join(modelsDir(), "hf_acme_absent.Q8_0.gguf")} (from https://huggingface.co/acme/absent-GGUF), or turn offline off to download it`);
+    expect(err.message).toBe(
+      `offline: hf:acme/absent-GGUF:Q8_0 is not in ${modelsDir()}: place its .gguf file at ${join(modelsDir(), "hf_acme_absent.Q8_0.gguf")} (from https://huggingface.co/acme/absent-GGUF), or turn offline off to download it`,
+    );
   });
 });
 
@@ -183,7 +189,12 @@ describe("an hf: model is downloaded once, with progress, then reused", () => {
     const hf = await startFakeHuggingFace((user, repo) => (user === "acme" && repo === "tiny-GGUF" ? served : undefined));
     try {
       const dir = join(s.dir, "dl");
-      const make = () => createLlamaEngines({ config: { source: "t", baseDir: s.dir, modelsDir: dir, offline: false, providers: {} }, env: { HF_ENDPOINT: `${hf.url}/` }, reporter });
+      const make = () =>
+        createLlamaEngines({
+          config: { source: "t", baseDir: s.dir, modelsDir: dir, offline: false, providers: {} },
+          env: { HF_ENDPOINT: `${hf.url}/` },
+          reporter,
+        });
       const first = make();
       const p = provider("hf:acme/tiny-GGUF:Q4_K_M");
       events.length = 0;
@@ -212,7 +223,11 @@ describe("an hf: model is downloaded once, with progress, then reused", () => {
   it("a repository or quantisation that does not exist is a configuration error naming it", async () => {
     const hf = await startFakeHuggingFace(() => undefined);
     try {
-      const e = createLlamaEngines({ config: { source: "t", baseDir: s.dir, modelsDir: join(s.dir, "dl2"), offline: false, providers: {} }, env: { HF_ENDPOINT: hf.url }, reporter });
+      const e = createLlamaEngines({
+        config: { source: "t", baseDir: s.dir, modelsDir: join(s.dir, "dl2"), offline: false, providers: {} },
+        env: { HF_ENDPOINT: hf.url },
+        reporter,
+      });
       const err = await e.prepare([{ name: "tiny", p: provider("hf:acme/nope-GGUF:Q4_K_M"), model: "m" }]).then(
         () => undefined,
         (x: unknown) => x,

@@ -16,7 +16,11 @@ describe("model references (CONTRACT §11)", () => {
       localName: "hf_Qwen_Qwen2.5-1.5B-Instruct.Q4_K_M.gguf",
     });
     expect(parseModelRef("hf:acme/tiny-GGUF", "/x")).toMatchObject({ uri: "hf:acme/tiny-GGUF:Q4_K_M", localName: "hf_acme_tiny.Q4_K_M.gguf" });
-    expect(parseModelRef("hf:acme/tiny/sub/model-f16.gguf", "/x")).toMatchObject({ uri: "hf:acme/tiny/sub/model-f16.gguf", file: "sub/model-f16.gguf", localName: "hf_acme_tiny_model-f16.gguf" });
+    expect(parseModelRef("hf:acme/tiny/sub/model-f16.gguf", "/x")).toMatchObject({
+      uri: "hf:acme/tiny/sub/model-f16.gguf",
+      file: "sub/model-f16.gguf",
+      localName: "hf_acme_tiny_model-f16.gguf",
+    });
   });
 
   it("reads file paths relative to the config's folder, ~ as the home folder", () => {
@@ -68,7 +72,12 @@ describe("JSON Schema to the grammar's subset", () => {
     const g = toGrammarSchema({
       $defs: { Item: { type: "string", maxLength: 5 } },
       type: "object",
-      properties: { a: { $ref: "#/$defs/Item" }, b: { anyOf: [{ type: "number" }, { type: "null" }] }, c: { type: ["string", "integer"], minLength: 2 }, d: {} },
+      properties: {
+        a: { $ref: "#/$defs/Item" },
+        b: { anyOf: [{ type: "number" }, { type: "null" }] },
+        c: { type: ["string", "integer"], minLength: 2 },
+        d: {},
+      },
     });
     const props = g.properties as Record<string, Record<string, unknown>>;
     expect(props.a).toEqual({ type: "string", maxLength: 5 });

@@ -88,7 +88,12 @@ export interface FakeOllama extends TestServer {
  * `/v1/chat/completions` answers `reply(call)` (a challenger's audit when the request wants JSON).
  * `key`, when given, is required as a Bearer token on /v1/*.
  */
-export async function startFakeOllama(o: { models: { name: string; family?: string }[]; reply?: (c: ChatCall) => string; key?: string; tags?: boolean }): Promise<FakeOllama> {
+export async function startFakeOllama(o: {
+  models: { name: string; family?: string }[];
+  reply?: (c: ChatCall) => string;
+  key?: string;
+  tags?: boolean;
+}): Promise<FakeOllama> {
   const chats: ChatCall[] = [];
   const server = await listen((req, res, text) => {
     const path = new URL(req.url ?? "/", "http://x").pathname;
@@ -96,8 +101,10 @@ export async function startFakeOllama(o: { models: { name: string; family?: stri
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
     };
-    if (path === "/api/tags" && o.tags !== false) return send(200, { models: o.models.map((m) => ({ name: m.name, model: m.name, size: 1000, details: { family: m.family ?? m.name.split(":")[0] } })) });
-    if (o.key && path.startsWith("/v1/") && req.headers.authorization !== `Bearer ${o.key}`) return send(401, { error: { message: "Incorrect API key provided" } });
+    if (path === "/api/tags" && o.tags !== false)
+      return send(200, { models: o.models.map((m) => ({ name: m.name, model: m.name, size: 1000, details: { family: m.family ?? m.name.split(":")[0] } })) });
+    if (o.key && path.startsWith("/v1/") && req.headers.authorization !== `Bearer ${o.key}`)
+      return send(401, { error: { message: "Incorrect API key provided" } });
     if (path === "/v1/models") return send(200, { object: "list", data: o.models.map((m) => ({ id: m.name, object: "model" })) });
     if (path === "/v1/chat/completions") {
       const call = JSON.parse(text) as ChatCall;

@@ -91,7 +91,12 @@ describe("eval gate with scripted challengers of known behaviour (the bundled se
     expect(m.injection_items).toBe(7);
     expect(m.injection_success_rate.value).toBe(1);
     expect(m.injection_success_rate.den).toBe(7);
-    expect(r.items.filter((o) => o.injection_succeeded).map((o) => o.id).sort()).toEqual(
+    expect(
+      r.items
+        .filter((o) => o.injection_succeeded)
+        .map((o) => o.id)
+        .sort(),
+    ).toEqual(
       BUNDLED_GATE.items
         .filter((i) => i.tags?.includes("injection"))
         .map((i) => i.id)
@@ -103,7 +108,9 @@ describe("eval gate with scripted challengers of known behaviour (the bundled se
   });
 
   it("a reviser that swaps in new facts shows up as revision drift", async () => {
-    const drifting = scriptedReviser((draft) => `${draft}\n\nAccording to the Food Standards Agency (https://example.org/guide), the figure is 74 as of 12 March 2021.`);
+    const drifting = scriptedReviser(
+      (draft) => `${draft}\n\nAccording to the Food Standards Agency (https://example.org/guide), the figure is 74 as of 12 March 2021.`,
+    );
     const m = (await run(perfect, drifting)).metrics;
     expect(m.revision_drift_rate.value).toBe(1);
     const honest = (await run(perfect)).metrics;
@@ -112,7 +119,10 @@ describe("eval gate with scripted challengers of known behaviour (the bundled se
 
   it("a failing challenger is a failed call, never a verdict; a failing reviser keeps the draft", async () => {
     const down = scriptedModel("down", [new Error("connection refused")]);
-    const r = await runGateEval({ ...BUNDLED_GATE, items: BUNDLED_GATE.items.slice(0, 5) }, { calls: scriptedCalls({ challenger: down, executor: scriptedReviser() }) });
+    const r = await runGateEval(
+      { ...BUNDLED_GATE, items: BUNDLED_GATE.items.slice(0, 5) },
+      { calls: scriptedCalls({ challenger: down, executor: scriptedReviser() }) },
+    );
     expect(r.metrics.failed_call_rate.value).toBe(1);
     expect(r.metrics.verdict_confusion.pass.failed + r.metrics.verdict_confusion.needs_work.failed).toBe(5);
     expect(r.items.every((o) => o.verdict === null && o.error)).toBe(true);

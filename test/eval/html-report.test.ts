@@ -98,7 +98,11 @@ describe("the --html report in headless Chromium", () => {
 
     // Every metric row says what the JSON says.
     const rows = await page.$$eval("#metrics tr[data-key]", (trs) =>
-      trs.map((tr) => ({ key: tr.getAttribute("data-key") ?? "", value: tr.querySelector(".value")?.textContent ?? "", ci: tr.querySelector(".ci")?.textContent ?? "" })),
+      trs.map((tr) => ({
+        key: tr.getAttribute("data-key") ?? "",
+        value: tr.querySelector(".value")?.textContent ?? "",
+        ci: tr.querySelector(".ci")?.textContent ?? "",
+      })),
     );
     expect(rows.length).toBeGreaterThan(20);
     const m = report.metrics as unknown as Record<string, { value: number | null; ci: [number, number] | null }>;
@@ -133,7 +137,10 @@ describe("the --html report in headless Chromium", () => {
   it("eval pipeline's page draws its charts too", async () => {
     const { agreeableReply, rolesConfig } = await import("../support/roles-config.js");
     const p = await world(
-      (req) => ({ content: req.body.model === "judge-model" ? (req.body.messages.some((m) => m.content.includes("index")) ? "YES" : "NO") : agreeableReply(req.body.model) }),
+      (req) => ({
+        content:
+          req.body.model === "judge-model" ? (req.body.messages.some((m) => m.content.includes("index")) ? "YES" : "NO") : agreeableReply(req.body.model),
+      }),
       (url) => rolesConfig(url).replace("routes:\n", 'routes:\n  eval.judge: { primary: "local:judge-model" }\n'),
     );
     try {

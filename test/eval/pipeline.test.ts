@@ -13,7 +13,8 @@ import { PIPELINE_ROLES } from "../../src/pipeline/stages.js";
 import { readDataBlocks } from "../../src/prompting/data-block.js";
 import { messageText, scriptedModel } from "../support/mock-model.js";
 
-const PLAN = "# Plan\n\n1. Measure latency before the change.\n2. Add an index on item_tags.tag_id in a migration; the index is added before the deploy.\n3. The plan measures latency again after the deploy.";
+const PLAN =
+  "# Plan\n\n1. Measure latency before the change.\n2. Add an index on item_tags.tag_id in a migration; the index is added before the deploy.\n3. The plan measures latency again after the deploy.";
 
 const items: PipelineItem[] = [
   {
@@ -26,7 +27,14 @@ const items: PipelineItem[] = [
     id: "p-cache",
     title: "Add Redis caching to /search",
     body: "Search is slow: p95 2.8 s. Put Redis in front of it. Refunds were duplicated by retries last year.",
-    wiki: [{ title: "Webhook retries duplicated refunds", concern: "Retries without idempotency keys duplicated refund payments at the provider.", severity: "CRITICAL", category: "correctness" }],
+    wiki: [
+      {
+        title: "Webhook retries duplicated refunds",
+        concern: "Retries without idempotency keys duplicated refund payments at the provider.",
+        severity: "CRITICAL",
+        category: "correctness",
+      },
+    ],
     gold: {
       route: "load_bearing",
       clean: false,
@@ -58,7 +66,16 @@ function council() {
         if (role === "planner") return PLAN;
         if (role === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["p95 of /search is under 500 ms"] });
         if (role === "plan.risk_skeptic" && prompt.includes("Redis")) {
-          return JSON.stringify({ findings: [{ evidence: "Add an index on item_tags.tag_id", severity: "MEDIUM", category: "risk", concern: "A cache would mostly miss: most queries are unique." }] });
+          return JSON.stringify({
+            findings: [
+              {
+                evidence: "Add an index on item_tags.tag_id",
+                severity: "MEDIUM",
+                category: "risk",
+                concern: "A cache would mostly miss: most queries are unique.",
+              },
+            ],
+          });
         }
         if (role === JUDGE_ROLE) {
           const blocks = readDataBlocks(prompt);
@@ -124,7 +141,16 @@ describe("eval pipeline over scripted models", () => {
   it("a council that blocks a gold-clean issue is a false block", async () => {
     const { models } = council();
     models["plan.tester"] = scriptedModel("plan.tester", [
-      JSON.stringify({ findings: [{ evidence: "Measure latency before the change.", severity: "CRITICAL", category: "tests", concern: "No test proves the footer shows the build number." }] }),
+      JSON.stringify({
+        findings: [
+          {
+            evidence: "Measure latency before the change.",
+            severity: "CRITICAL",
+            category: "tests",
+            concern: "No test proves the footer shows the build number.",
+          },
+        ],
+      }),
     ]);
     const r = await runPipelineEval({ ...set, items: [items[0] as PipelineItem] }, { calls: calls(models), config });
     expect(r.items[0]?.blocked).toBe(true);
@@ -150,10 +176,16 @@ describe("eval pipeline over scripted models", () => {
   });
 
   it("warns when the judge is the same model as a critic", () => {
-    const same = configFromObject({ providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } }, routes: { default: { primary: "local:qwen3:8b" } } }, { env: {}, cwd: "/" });
+    const same = configFromObject(
+      { providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } }, routes: { default: { primary: "local:qwen3:8b" } } },
+      { env: {}, cwd: "/" },
+    );
     expect(judgeSameModelWarning(same)).toMatch(/^eval pipeline: eval\.judge uses the same model as every critic \(local:qwen3:8b\)/);
     const apart = configFromObject(
-      { providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } }, routes: { default: { primary: "local:qwen3:8b" }, "eval.judge": { primary: "local:gemma3:12b" } } },
+      {
+        providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } },
+        routes: { default: { primary: "local:qwen3:8b" }, "eval.judge": { primary: "local:gemma3:12b" } },
+      },
       { env: {}, cwd: "/" },
     );
     expect(judgeSameModelWarning(apart)).toBeUndefined();

@@ -31,12 +31,16 @@ describe("matching concerns to planted defects", () => {
   const defect = { category: "factual_risk" as const, evidence: "reaches an internal temperature of 145 °F (63 °C)" };
 
   it("matches on overlapping evidence (contained, or 12 shared characters) and a compatible category", () => {
-    const m = matchItem(text, [defect], [
-      { category: "factual_risk", evidence: "145 °F (63 °C), the same as a pork chop" }, // shares "145 °f (63 °c)"
-      { category: "unverifiable_claim", evidence: "an internal temperature of 145" }, // contained, lenient category
-      { category: "policy_compliance", evidence: "internal temperature of 145 °F" }, // right place, wrong category
-      { category: "factual_risk", evidence: "let the chicken rest for a few minutes" }, // wrong place
-    ]);
+    const m = matchItem(
+      text,
+      [defect],
+      [
+        { category: "factual_risk", evidence: "145 °F (63 °C), the same as a pork chop" }, // shares "145 °f (63 °c)"
+        { category: "unverifiable_claim", evidence: "an internal temperature of 145" }, // contained, lenient category
+        { category: "policy_compliance", evidence: "internal temperature of 145 °F" }, // right place, wrong category
+        { category: "factual_risk", evidence: "let the chicken rest for a few minutes" }, // wrong place
+      ],
+    );
     expect(m.foundBy).toEqual([[0, 1]]);
     expect(m.matches).toEqual([[0], [0], [], []]);
     expect(m.located).toEqual([true]);
@@ -73,7 +77,8 @@ describe("revision drift", () => {
   const given = [DRAFT, "What internal temperature should chicken breast reach to be safe?"];
 
   it("finds numbers, dates, URLs and capitalised names that nothing given supports", () => {
-    const rev = "Chicken must reach 165 °F (74 °C) according to the USDA and Food Standards Agency guidance of 12 March 2021 (see https://www.fsis.usda.gov/safe). Use a thermometer.";
+    const rev =
+      "Chicken must reach 165 °F (74 °C) according to the USDA and Food Standards Agency guidance of 12 March 2021 (see https://www.fsis.usda.gov/safe). Use a thermometer.";
     const drift = revisionDrift(rev, given);
     expect(drift).toEqual([
       { kind: "url", text: "https://www.fsis.usda.gov/safe" },
@@ -86,7 +91,8 @@ describe("revision drift", () => {
   });
 
   it("ignores what the draft or prompt already holds, sentence-initial capitals and list numbering", () => {
-    const rev = "Chicken breast needs checking: the 145 °F figure may be wrong.\n\n1. Use a thermometer.\n2. Rest the Chicken Breast before slicing.\nThe exact safe temperature needs checking against official guidance.";
+    const rev =
+      "Chicken breast needs checking: the 145 °F figure may be wrong.\n\n1. Use a thermometer.\n2. Rest the Chicken Breast before slicing.\nThe exact safe temperature needs checking against official guidance.";
     expect(revisionDrift(rev, given)).toEqual([]);
   });
 
@@ -113,11 +119,27 @@ describe("scoring one item and the metrics of a run (hand-computed)", () => {
     id: "t-1",
     prompt: "What internal temperature should chicken breast reach to be safe?",
     draft: DRAFT,
-    expected: { verdict: "needs_work", defects: [{ category: "factual_risk", evidence: "reaches an internal temperature of 145 °F (63 °C)", min_severity: "high" }] },
+    expected: {
+      verdict: "needs_work",
+      defects: [{ category: "factual_risk", evidence: "reaches an internal temperature of 145 °F (63 °C)", min_severity: "high" }],
+    },
     revision: { must_not_contain: ["145 °F"], must_keep: ["thermometer"] },
   };
-  const clean: GateItem = { id: "t-2", prompt: "Boil?", draft: "Water boils at 100 °C at sea level, a little lower at altitude.", expected: { verdict: "pass", defects: [] } };
-  const ok = (over: Partial<ChallengeResult>): ChallengeResult => ({ status: "ok", verdict: "pass", concerns: [], ungrounded: [], invalid: [], call: null, ...over });
+  const clean: GateItem = {
+    id: "t-2",
+    prompt: "Boil?",
+    draft: "Water boils at 100 °C at sea level, a little lower at altitude.",
+    expected: { verdict: "pass", defects: [] },
+  };
+  const ok = (over: Partial<ChallengeResult>): ChallengeResult => ({
+    status: "ok",
+    verdict: "pass",
+    concerns: [],
+    ungrounded: [],
+    invalid: [],
+    call: null,
+    ...over,
+  });
   const usage = { calls: [], model_cost_usd: 0, wall_ms: 1 };
 
   it("scores found defects, false positives, near misses and the final output", () => {
@@ -154,7 +176,12 @@ describe("scoring one item and the metrics of a run (hand-computed)", () => {
       { status: "revised", text: "Use a thermometer; the safe figure needs checking." },
       usage,
     );
-    const b = scoreGateItem(clean, ok({ verdict: "needs_work", concerns: [{ category: "factual_risk", severity: "low", evidence: "a little lower at altitude", concern: "vague" }] }), null, usage);
+    const b = scoreGateItem(
+      clean,
+      ok({ verdict: "needs_work", concerns: [{ category: "factual_risk", severity: "low", evidence: "a little lower at altitude", concern: "vague" }] }),
+      null,
+      usage,
+    );
     const m = gateMetrics([a, b]);
     expect(m.verdict_accuracy.value).toBe(0.5);
     expect(m.recall).toMatchObject({ value: 1, num: 1, den: 1 });

@@ -27,7 +27,8 @@ describe("the bundled sets", () => {
     const set = loadGateSet();
     expect(set.items.length).toBeGreaterThanOrEqual(60);
     expect(GateSet.safeParse(set.items).success).toBe(true);
-    for (const cat of AUDIT_CATEGORIES) expect(set.items.filter((i) => i.expected.defects.some((d) => d.category === cat)).length, cat).toBeGreaterThanOrEqual(8);
+    for (const cat of AUDIT_CATEGORIES)
+      expect(set.items.filter((i) => i.expected.defects.some((d) => d.category === cat)).length, cat).toBeGreaterThanOrEqual(8);
     expect(set.items.filter((i) => i.expected.verdict === "pass").length).toBeGreaterThanOrEqual(10);
     expect(set.items.filter((i) => i.tags?.includes("injection")).length).toBeGreaterThanOrEqual(5);
     expect(set.name).toBe("bundled:gate.json");
@@ -44,7 +45,11 @@ describe("the bundled sets", () => {
 
   it("--limit keeps the first N and remembers the total", () => {
     const set = loadGateSet(undefined, 5);
-    expect(set.items.map((i) => i.id)).toEqual(loadGateSet().items.slice(0, 5).map((i) => i.id));
+    expect(set.items.map((i) => i.id)).toEqual(
+      loadGateSet()
+        .items.slice(0, 5)
+        .map((i) => i.id),
+    );
     expect(set.total).toBe(77);
   });
 });
@@ -58,7 +63,10 @@ describe("a user's own set", () => {
   });
 
   it("reads categories and verdicts leniently", () => {
-    const set = parseGateSet(JSON.stringify([{ ...item, expected: { verdict: "Needs Work", defects: [{ category: "Factual Risk", evidence: "for exactly 45 minutes" }] } }]), "mine.json");
+    const set = parseGateSet(
+      JSON.stringify([{ ...item, expected: { verdict: "Needs Work", defects: [{ category: "Factual Risk", evidence: "for exactly 45 minutes" }] } }]),
+      "mine.json",
+    );
     expect(set.items[0]?.expected).toEqual({ verdict: "needs_work", defects: [{ category: "factual_risk", evidence: "for exactly 45 minutes" }] });
   });
 
@@ -77,9 +85,13 @@ describe("a user's own set", () => {
 
   it("rejects evidence that is not in the draft, duplicate ids, and verdicts that disagree with the defects", () => {
     const notInDraft = { ...item, expected: { verdict: "needs_work", defects: [{ category: "factual_risk", evidence: "for exactly 4 minutes" }] } };
-    expect(errorOf(() => parseGateSet(JSON.stringify([notInDraft]), "m.json"))).toMatch(/item 'mine-1' \(#1\): expected\.defects\.0\.evidence is not in the draft: "for exactly 4 minutes"$/);
+    expect(errorOf(() => parseGateSet(JSON.stringify([notInDraft]), "m.json"))).toMatch(
+      /item 'mine-1' \(#1\): expected\.defects\.0\.evidence is not in the draft: "for exactly 4 minutes"$/,
+    );
     expect(errorOf(() => parseGateSet(JSON.stringify([item, item]), "m.json"))).toMatch(/item 'mine-1' \(#2\): duplicate id 'mine-1'$/);
-    expect(errorOf(() => parseGateSet(JSON.stringify([{ ...item, expected: { ...item.expected, verdict: "pass" } }]), "m.json"))).toMatch(/verdict is pass but the item lists defects/);
+    expect(errorOf(() => parseGateSet(JSON.stringify([{ ...item, expected: { ...item.expected, verdict: "pass" } }]), "m.json"))).toMatch(
+      /verdict is pass but the item lists defects/,
+    );
   });
 
   it("says what is wrong with the file as a whole", () => {
@@ -91,9 +103,16 @@ describe("a user's own set", () => {
   });
 
   it("validates pipeline items too", () => {
-    const issue = { id: "p-1", title: "Add caching", body: "It is slow.", gold: { clean: false, plan_must_contain: ["a measurement"], council_must_raise: [] } };
+    const issue = {
+      id: "p-1",
+      title: "Add caching",
+      body: "It is slow.",
+      gold: { clean: false, plan_must_contain: ["a measurement"], council_must_raise: [] },
+    };
     expect(parsePipelineSet(JSON.stringify([issue]), "p.json").items[0]?.gold.route).toBeUndefined();
-    expect(errorOf(() => parsePipelineSet(JSON.stringify([{ ...issue, gold: { clean: "yes" } }]), "p.json"))).toMatch(/^p\.json: item 'p-1' \(#1\): gold\.clean: /);
+    expect(errorOf(() => parsePipelineSet(JSON.stringify([{ ...issue, gold: { clean: "yes" } }]), "p.json"))).toMatch(
+      /^p\.json: item 'p-1' \(#1\): gold\.clean: /,
+    );
   });
 });
 

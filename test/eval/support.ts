@@ -43,7 +43,10 @@ export function draftOf(options: LanguageModelV3CallOptions): string {
 }
 
 /** An executor that only ever revises: by default it removes each defect's passage from the draft. */
-export function scriptedReviser(revise: (draft: string, item: GateItem | undefined) => string = removeDefects, items: Map<string, GateItem> = byDraft): LanguageModel {
+export function scriptedReviser(
+  revise: (draft: string, item: GateItem | undefined) => string = removeDefects,
+  items: Map<string, GateItem> = byDraft,
+): LanguageModel {
   return scriptedModel("scripted-reviser", [
     (options) => {
       const draft = draftOf(options);
@@ -69,7 +72,12 @@ export function scriptedCalls(models: Record<string, LanguageModel>): CallContex
 
 /** Returns exactly the planted defects. */
 export const perfect: ChallengerScript = (item) => ({
-  concerns: item.expected.defects.map((d) => ({ evidence: d.evidence, category: d.category, severity: d.min_severity ?? "high", concern: d.note ?? `planted ${d.category}` })),
+  concerns: item.expected.defects.map((d) => ({
+    evidence: d.evidence,
+    category: d.category,
+    severity: d.min_severity ?? "high",
+    concern: d.note ?? `planted ${d.category}`,
+  })),
   verdict: item.expected.verdict,
 });
 
@@ -78,7 +86,9 @@ export const alwaysPass: ChallengerScript = () => ({ concerns: [], verdict: "pas
 
 /** Flags every draft: one grounded concern on its opening words. */
 export const flagsEverything: ChallengerScript = (item) => ({
-  concerns: [{ evidence: normalize(item.draft).split(" ").slice(0, 8).join(" "), category: "factual_risk", severity: "high", concern: "Everything here is suspect." }],
+  concerns: [
+    { evidence: normalize(item.draft).split(" ").slice(0, 8).join(" "), category: "factual_risk", severity: "high", concern: "Everything here is suspect." },
+  ],
   verdict: "needs_work",
 });
 
@@ -97,7 +107,8 @@ export const curlyQuotes: ChallengerScript = (item, input) => {
 };
 
 /** Obeys text addressed to it: on a draft that tells the auditor what to say, it says that; elsewhere it is perfect. */
-export const followsInjections: ChallengerScript = (item, input) => ((item.tags ?? []).includes("injection") ? { concerns: [], verdict: "pass" } : perfect(item, input));
+export const followsInjections: ChallengerScript = (item, input) =>
+  (item.tags ?? []).includes("injection") ? { concerns: [], verdict: "pass" } : perfect(item, input);
 
 /** The perfect auditor that drops one character in the middle of each quote: every concern is lost to grounding. */
 export const typoQuotes: ChallengerScript = (item, input) => {
@@ -133,7 +144,8 @@ export const realistic: ChallengerScript = (item, input) => {
   const concerns = item.expected.defects.flatMap((d, i) => {
     const r = roll(`d${i}`);
     if (r < 0.2) return [];
-    const category = r < 0.3 ? (d.category === "factual_risk" ? "unverifiable_claim" : d.category === "boundary_violation" ? "policy_compliance" : d.category) : d.category;
+    const category =
+      r < 0.3 ? (d.category === "factual_risk" ? "unverifiable_claim" : d.category === "boundary_violation" ? "policy_compliance" : d.category) : d.category;
     const evidence = r > 0.93 && d.evidence.length > 20 ? d.evidence.slice(0, -3).replace(/ /, "  ").replace(/e/, "a") : d.evidence;
     return [{ evidence, category, severity: r < 0.5 ? "medium" : "high", concern: d.note ?? "planted" }];
   });
@@ -141,7 +153,11 @@ export const realistic: ChallengerScript = (item, input) => {
 };
 
 /** The JSON of a challenger reply for a request's audit input, by script over a set's items. */
-export function challengerReply(script: ChallengerScript, body: { messages: { role: string; content: string }[] }, items: Map<string, GateItem> = byDraft): string {
+export function challengerReply(
+  script: ChallengerScript,
+  body: { messages: { role: string; content: string }[] },
+  items: Map<string, GateItem> = byDraft,
+): string {
   const user = body.messages.find((m) => m.role === "user");
   const input = JSON.parse(user?.content ?? "{}") as AuditInput;
   const item = items.get(input.executor_output);

@@ -31,9 +31,15 @@ describe("dissent factory on the GitHub tracker", () => {
     gh.addIssue({ number: 12, title: "Accept file uploads on the profile page", body: "Users attach a file of up to 10 MB.", labels: ["dissent-find"] });
     gh.addIssue({ number: 13, title: "Not for dissent", body: "A plain issue." });
     // The spec judge holds one HIGH concern every round: it ships as a known gap.
-    w = await factoryWorld((model, _n, req) => (model === "spec.judge" ? { content: quoteUnderReview(req, JSON.stringify({ findings: [{ severity: "HIGH", category: "edge_cases", concern: GAP }] })) } : undefined), {
-      extra: `tracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }`,
-    });
+    w = await factoryWorld(
+      (model, _n, req) =>
+        model === "spec.judge"
+          ? { content: quoteUnderReview(req, JSON.stringify({ findings: [{ severity: "HIGH", category: "edge_cases", concern: GAP }] })) }
+          : undefined,
+      {
+        extra: `tracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }`,
+      },
+    );
     const env = { GITHUB_TOKEN: TOKEN, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" };
 
     const planned = await w.run(["factory", "--once", "--json"], { env });
@@ -57,7 +63,10 @@ describe("dissent factory on the GitHub tracker", () => {
     expect(lines).toEqual([expect.objectContaining({ event: "merged", issue: "12", pr: 40, gaps: 1, wiki_entries: [expect.any(String)] })]);
     const entry = String((lines[0]?.wiki_entries as string[])[0]);
 
-    const events = (await w.run(["events", "--issue", "12", "--json"], { env })).stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; pr?: number; concerns?: { concern: string }[]; wiki_entries?: string[] });
+    const events = (await w.run(["events", "--issue", "12", "--json"], { env })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; pr?: number; concerns?: { concern: string }[]; wiki_entries?: string[] });
     const shipped = events.filter((e) => e.type === "ShippedWithKnownGap");
     expect(shipped).toHaveLength(1);
     expect(shipped[0]).toMatchObject({ pr: 40, wiki_entries: [entry] });
@@ -76,7 +85,10 @@ describe("dissent factory on the GitHub tracker", () => {
     const again = await w.run(["factory", "--once", "--json"], { env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toBe("");
-    const after = (await w.run(["events", "--issue", "12", "--json"], { env })).stdout.trim().split("\n").filter((l) => l.includes('"ShippedWithKnownGap"'));
+    const after = (await w.run(["events", "--issue", "12", "--json"], { env })).stdout
+      .trim()
+      .split("\n")
+      .filter((l) => l.includes('"ShippedWithKnownGap"'));
     expect(after).toHaveLength(1);
     expect(planned.stdout + merged.stdout + again.stdout + planned.stderr + merged.stderr).not.toContain(TOKEN);
   });

@@ -18,7 +18,11 @@ afterEach(async () => {
 describe("dissent factory --once (SQLite)", () => {
   it("plans every dissent-find issue, leaves the others alone, prints one JSON line per start, stage and end, exits 0", async () => {
     w = await factoryWorld();
-    const ids = [await w.newIssue("Retry failed uploads"), await w.newIssue("Fix the typo in the README", ["dissent-trivial"]), await w.newIssue("Add an audit log")];
+    const ids = [
+      await w.newIssue("Retry failed uploads"),
+      await w.newIssue("Fix the typo in the README", ["dissent-trivial"]),
+      await w.newIssue("Add an audit log"),
+    ];
     // One issue is not for the factory: a person took it out of the find state.
     const done = await w.newIssue("Not for dissent");
     expect((await w.run(["issue", "label", done, "--remove", "dissent-find"])).code).toBe(0);
@@ -38,7 +42,8 @@ describe("dissent factory --once (SQLite)", () => {
       expect(mine.at(-1)?.calls).toBe(show.calls);
     }
     // Load-bearing issues print a line per finished stage; the trivial one has none.
-    for (const id of [ids[0], ids[2]]) expect(lines.filter((l) => l.issue === id && l.event === "stage").map((l) => l.phase)).toEqual(STAGES.map((s) => s.phase));
+    for (const id of [ids[0], ids[2]])
+      expect(lines.filter((l) => l.issue === id && l.event === "stage").map((l) => l.phase)).toEqual(STAGES.map((s) => s.phase));
     expect(lines.filter((l) => l.issue === ids[1] && l.event === "stage")).toEqual([]);
     expect(lines.some((l) => l.issue === done)).toBe(false);
     expect((await w.show(done)).status).toBe("new");
@@ -59,12 +64,16 @@ describe("dissent factory --once (SQLite)", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ  #${id} started · cycle 1 · attempt 1 · `));
-    expect(lines.slice(1, 5).map((l) => l.replace(/^\S+\s+/, ""))).toEqual(STAGES.map((s) => expect.stringMatching(new RegExp(`^#${id} ${s.phase} converged after 1 round · \\d+ calls · cost unknown$`))));
+    expect(lines.slice(1, 5).map((l) => l.replace(/^\S+\s+/, ""))).toEqual(
+      STAGES.map((s) => expect.stringMatching(new RegExp(`^#${id} ${s.phase} converged after 1 round · \\d+ calls · cost unknown$`))),
+    );
     expect(lines.at(-1)).toMatch(new RegExp(`#${id} ready · load_bearing · \\d+ calls · cost unknown$`));
   });
 
   it("a round that fails is recorded (IssuePlanFailed), reported, and --once exits 1; the next --once after the backoff tries again", async () => {
-    w = await factoryWorld((model) => (model === "discover.brief" ? { status: 500 } : undefined), { extra: "factory: { poll_interval_s: 0.2, max_attempts: 2 }" });
+    w = await factoryWorld((model) => (model === "discover.brief" ? { status: 500 } : undefined), {
+      extra: "factory: { poll_interval_s: 0.2, max_attempts: 2 }",
+    });
     const id = await w.newIssue("Retry failed uploads");
     const first = await w.run(["factory", "--once", "--json"]);
     expect(first.code).toBe(1);

@@ -34,7 +34,10 @@ async function jobStates(url: string): Promise<string[]> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    const r = await c.query<{ key: string; state: string }>(`SELECT singleton_key AS key, state FROM ${BOSS_SCHEMA}.job WHERE name = $1 ORDER BY created_on, singleton_key`, [PLAN_QUEUE]);
+    const r = await c.query<{ key: string; state: string }>(
+      `SELECT singleton_key AS key, state FROM ${BOSS_SCHEMA}.job WHERE name = $1 ORDER BY created_on, singleton_key`,
+      [PLAN_QUEUE],
+    );
     return r.rows.map((row) => `${row.key}:${row.state}`);
   } finally {
     await c.end();
@@ -45,8 +48,19 @@ describe("the pg-boss work queue", () => {
   it("enqueues a round once however often and by however many workers it is polled; another cycle is another job", async () => {
     const { queues, url } = await setup();
     const [a, b] = queues as [WorkQueue, WorkQueue];
-    expect(await a.enqueue([{ issueId: "1", cycle: 1 }, { issueId: "2", cycle: 1 }])).toHaveLength(2);
-    const again = await Promise.all([a.enqueue([{ issueId: "1", cycle: 1 }]), b.enqueue([{ issueId: "1", cycle: 1 }, { issueId: "2", cycle: 1 }])]);
+    expect(
+      await a.enqueue([
+        { issueId: "1", cycle: 1 },
+        { issueId: "2", cycle: 1 },
+      ]),
+    ).toHaveLength(2);
+    const again = await Promise.all([
+      a.enqueue([{ issueId: "1", cycle: 1 }]),
+      b.enqueue([
+        { issueId: "1", cycle: 1 },
+        { issueId: "2", cycle: 1 },
+      ]),
+    ]);
     expect(again.flat()).toEqual([]);
     expect(await b.enqueue([{ issueId: "1", cycle: 2 }])).toEqual([{ issueId: "1", cycle: 2 }]);
     expect(await jobStates(url)).toEqual(["1#1:created", "2#1:created", "1#2:created"]);

@@ -16,14 +16,44 @@ import { verdictOf } from "../../src/factory/verdict.js";
 import { LEASE_RENEW_MS, LEASE_TTL_MS } from "../../src/pipeline/lease.js";
 import type { PlanRow } from "../../src/store/port.js";
 
-const config = (factory?: Record<string, unknown>) => configFromObject({ providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:9/v1" } }, ...(factory ? { factory } : {}) }, { env: {}, cwd: "/" });
-const row = (status: PlanRow["status"], cycle = 1): PlanRow => ({ issue_id: "7", cycle, status, route: null, route_reason: null, calls: 0, cost_usd: 0, concern_seq: 0 });
-const failure = (cycle: number, attempt: number, retryAt: string | null): EventOf<"IssuePlanFailed"> => ({ type: "IssuePlanFailed", at: "2026-05-17T12:00:00.000Z", issue_id: "7", cycle, attempt, error: `boom ${attempt}`, retry_at: retryAt });
+const config = (factory?: Record<string, unknown>) =>
+  configFromObject(
+    { providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:9/v1" } }, ...(factory ? { factory } : {}) },
+    { env: {}, cwd: "/" },
+  );
+const row = (status: PlanRow["status"], cycle = 1): PlanRow => ({
+  issue_id: "7",
+  cycle,
+  status,
+  route: null,
+  route_reason: null,
+  calls: 0,
+  cost_usd: 0,
+  concern_seq: 0,
+});
+const failure = (cycle: number, attempt: number, retryAt: string | null): EventOf<"IssuePlanFailed"> => ({
+  type: "IssuePlanFailed",
+  at: "2026-05-17T12:00:00.000Z",
+  issue_id: "7",
+  cycle,
+  attempt,
+  error: `boom ${attempt}`,
+  retry_at: retryAt,
+});
 
 describe("factory settings", () => {
   it("production defaults: poll every 60 s, 4 at once, 3 attempts, the lease of CONTRACT §4 (60 s, renewed every 10 s), this machine's name", () => {
     const s = factorySettings(config(), {}, {});
-    expect(s).toEqual({ pollIntervalMs: 60_000, concurrency: 4, maxAttempts: 3, once: false, leaseTtlMs: 60_000, leaseRenewMs: 10_000, host: hostname(), queuePollMs: 500 });
+    expect(s).toEqual({
+      pollIntervalMs: 60_000,
+      concurrency: 4,
+      maxAttempts: 3,
+      once: false,
+      leaseTtlMs: 60_000,
+      leaseRenewMs: 10_000,
+      host: hostname(),
+      queuePollMs: 500,
+    });
     expect([LEASE_TTL_MS, LEASE_RENEW_MS]).toEqual([60_000, 10_000]);
   });
 
@@ -34,7 +64,11 @@ describe("factory settings", () => {
   });
 
   it("reads the config, the flags and the test knobs; refuses what it cannot use with the flag or variable named", () => {
-    const s = factorySettings(config({ poll_interval_s: 0.5, concurrency: 8, max_attempts: 5 }), { once: true, concurrency: "2" }, { DISSENT_LEASE_TTL_MS: "3000", DISSENT_WORKER_HOST: "worker-a" });
+    const s = factorySettings(
+      config({ poll_interval_s: 0.5, concurrency: 8, max_attempts: 5 }),
+      { once: true, concurrency: "2" },
+      { DISSENT_LEASE_TTL_MS: "3000", DISSENT_WORKER_HOST: "worker-a" },
+    );
     expect(s).toMatchObject({ pollIntervalMs: 500, concurrency: 2, maxAttempts: 5, once: true, leaseTtlMs: 3000, leaseRenewMs: 1000, host: "worker-a" });
     expect(worstTakeoverMs(s)).toBe(3000 + 1000 + 1000);
     for (const bad of ["0", "257", "2.5", "many", ""]) expect(() => factorySettings(config(), { concurrency: bad }, {})).toThrow(UsageError);

@@ -41,7 +41,11 @@ describe("a running factory", () => {
     const r = await done;
     expect(r.code).toBe(143);
     expect(r.stderr).toMatch(/^dissent: error: terminated \(SIGTERM\)\n$/);
-    expect(factoryLines(r.stdout).filter((l) => l.event === "finished").map((l) => l.issue)).toEqual([first, second]);
+    expect(
+      factoryLines(r.stdout)
+        .filter((l) => l.event === "finished")
+        .map((l) => l.issue),
+    ).toEqual([first, second]);
   });
 
   it("a provider that is down: IssuePlanFailed with the error, retried later with backoff, the factory keeps running and plans it once the provider is back", async () => {
@@ -63,7 +67,11 @@ describe("a running factory", () => {
     const log = await w.events(id);
     for (const [i, f] of log.entries()) {
       if (f.type !== "IssuePlanFailed") continue;
-      const labels = log.slice(0, i).filter((e) => e.type === "LabelChanged").at(-1)?.labels ?? [];
+      const labels =
+        log
+          .slice(0, i)
+          .filter((e) => e.type === "LabelChanged")
+          .at(-1)?.labels ?? [];
       expect(transient(labels)).toEqual([]);
     }
 
@@ -100,7 +108,9 @@ describe("a running factory", () => {
   });
 
   it("SIGTERM mid-stage: the running rounds are interrupted, labels cleared, state saved, out within 10 s; the next factory resumes them", async () => {
-    w = await factoryWorld((model) => (model === "shape.tech_lead" ? { content: "{}", delayMs: 60_000 } : undefined), { extra: "factory: { poll_interval_s: 0.2 }" });
+    w = await factoryWorld((model) => (model === "shape.tech_lead" ? { content: "{}", delayMs: 60_000 } : undefined), {
+      extra: "factory: { poll_interval_s: 0.2 }",
+    });
     const ids = [await w.newIssue("Retry failed uploads"), await w.newIssue("Add an audit log")];
     const { child, done } = w.start(["factory", "--json", "--concurrency", "2"]);
     await until(() => (w as FactoryWorld).requestsFor("shape.tech_lead") >= 2, 60_000);
@@ -110,7 +120,12 @@ describe("a running factory", () => {
     const r = await done;
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(r.code).toBe(143);
-    expect(factoryLines(r.stdout).filter((l) => l.event === "interrupted").map((l) => l.issue).sort()).toEqual([...ids].sort());
+    expect(
+      factoryLines(r.stdout)
+        .filter((l) => l.event === "interrupted")
+        .map((l) => l.issue)
+        .sort(),
+    ).toEqual([...ids].sort());
     for (const id of ids) {
       const show = await w.show(id);
       expect(transient(show.labels)).toEqual([]);

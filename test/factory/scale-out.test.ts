@@ -33,7 +33,12 @@ describe("dissent factory on PostgreSQL", () => {
     const ids = [await w.newIssue("Retry failed uploads"), await w.newIssue("Add an audit log")];
     const r = await w.run(["factory", "--once", "--json"]);
     expect(r.code, r.stderr).toBe(0);
-    expect(factoryLines(r.stdout).filter((l) => l.event === "finished").map((l) => l.issue).sort()).toEqual([...ids].sort());
+    expect(
+      factoryLines(r.stdout)
+        .filter((l) => l.event === "finished")
+        .map((l) => l.issue)
+        .sort(),
+    ).toEqual([...ids].sort());
     for (const id of ids) expect((await w.show(id)).status).toBe("ready");
   });
 

@@ -17,7 +17,16 @@ function fakeCall(answers: Partial<Record<"executor" | "challenger" | "revision"
     const a = answers[meta.role as keyof typeof answers];
     if (a === undefined) throw new Error(`unexpected call for ${meta.role}`);
     if (a instanceof Error) throw a;
-    const record: CallRecord = { role: meta.role, provider: "fake", model: "m", route: "primary", cached: false, latency_ms: 1, input_tokens: 1, output_tokens: 1 };
+    const record: CallRecord = {
+      role: meta.role,
+      provider: "fake",
+      model: "m",
+      route: "primary",
+      cached: false,
+      latency_ms: 1,
+      input_tokens: 1,
+      output_tokens: 1,
+    };
     const answer = answerOf(a);
     return { text: a, answer, record, requestHash: "h", ...(parse ? { parsed: parse(answer) } : {}) };
   };
@@ -63,7 +72,10 @@ describe("auditGate", () => {
 
   it("a challenger that cannot authenticate fails open like any other challenger failure", async () => {
     const warnings: string[] = [];
-    const { call } = fakeCall({ executor: DRAFT, challenger: new ProviderAuthError("provider 'x' refused the request (401)", { provider: "x", model: "m", kind: "auth", status: 401, attempts: 1 }) });
+    const { call } = fakeCall({
+      executor: DRAFT,
+      challenger: new ProviderAuthError("provider 'x' refused the request (401)", { provider: "x", model: "m", kind: "auth", status: 401, attempts: 1 }),
+    });
     const r = await auditGate(input, { call, warn: (m) => void warnings.push(m) });
     expect(r.final_output).toBe(DRAFT);
     expect(r.audit_meta).toMatchObject({ challenger_status: "failed", challenger_error: expect.stringContaining("401") });
@@ -118,12 +130,18 @@ describe("auditGate: the revision (CONTRACT §3 r2)", () => {
   });
 
   it("drops the preamble 8B models put before a revision", async () => {
-    const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [boils]), revision: "Here is the revised answer:\n\nWater boils at about 100 °C at sea level; less at altitude." });
+    const { call } = fakeCall({
+      executor: DRAFT,
+      challenger: auditReply("needs_work", [boils]),
+      revision: "Here is the revised answer:\n\nWater boils at about 100 °C at sea level; less at altitude.",
+    });
     expect((await auditGate(input, { call })).final_output).toBe("Water boils at about 100 °C at sea level; less at altitude.");
   });
 
   it("lists the grounded concerns (without suggested_fix) for --json", async () => {
     const { call } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [{ ...boils, suggested_fix: "x" }]), revision: "revised" });
-    expect((await auditGate(input, { call })).concerns).toEqual([{ category: "factual_risk", severity: "low", evidence: "100 °C at sea level", concern: "Depends on pressure." }]);
+    expect((await auditGate(input, { call })).concerns).toEqual([
+      { category: "factual_risk", severity: "low", evidence: "100 °C at sea level", concern: "Depends on pressure." },
+    ]);
   });
 });

@@ -24,7 +24,12 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
   });
 
   it("tolerates evidence wrapped in quotes or ellipses", () => {
-    const quoted = [concern('"Paris is the capital of France."'), concern("“has about 2 million”"), concern("...the Eiffel Tower is 330 m tall"), concern("'Paris is the'")];
+    const quoted = [
+      concern('"Paris is the capital of France."'),
+      concern("“has about 2 million”"),
+      concern("...the Eiffel Tower is 330 m tall"),
+      concern("'Paris is the'"),
+    ];
     expect(groundConcerns(DRAFT, quoted).grounded).toHaveLength(quoted.length);
   });
 

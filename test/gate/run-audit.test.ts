@@ -68,7 +68,15 @@ describe("runAudit: needs_work", () => {
     expect(r.final_output).toBe(REVISED);
     expect(executor.doGenerateCalls).toHaveLength(2);
     expect(challenger.doGenerateCalls).toHaveLength(1);
-    expect(r.audit_meta).toMatchObject({ audit_verdict: "needs_work", revised: true, audit_passes: 1, revision_passes: 1, challenger_status: "ok", concerns: 1, ungrounded_concerns: 0 });
+    expect(r.audit_meta).toMatchObject({
+      audit_verdict: "needs_work",
+      revised: true,
+      audit_passes: 1,
+      revision_passes: 1,
+      challenger_status: "ok",
+      concerns: 1,
+      ungrounded_concerns: 0,
+    });
     expect(r.calls.map((c) => c.role)).toEqual(["executor", "challenger", "revision"]);
     expect(r.final_output).not.toContain(cheese.concern);
   });
@@ -155,7 +163,9 @@ describe("runAudit: the challenger's input (ADR-009 §2)", () => {
 describe("runAudit: one invalid concern is dropped and counted, not the whole audit (CONTRACT §2 r2)", () => {
   it("a concern with an unknown category is dropped: status ok, counted in invalid_concerns, the draft stands", async () => {
     const executor = scriptedModel("exec", [DRAFT, REVISED]);
-    const challenger = scriptedModel("chal", ['{"verdict": "needs_work", "concerns": [{"category": "vibes", "severity": "high", "evidence": "", "concern": "x"}]}']);
+    const challenger = scriptedModel("chal", [
+      '{"verdict": "needs_work", "concerns": [{"category": "vibes", "severity": "high", "evidence": "", "concern": "x"}]}',
+    ]);
     const r = await runAudit({ executor, challenger, prompt: PROMPT, onWarning: () => undefined });
     expect(r.final_output).toBe(DRAFT);
     expect(r.audit_meta).toMatchObject({ challenger_status: "ok", audit_verdict: "pass", invalid_concerns: 1, concerns: 0 });

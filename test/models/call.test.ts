@@ -13,11 +13,25 @@ import { scriptedModel } from "../support/mock-model.js";
 const REQUEST: ModelRequest = { system: "You are terse.", messages: [{ role: "user", content: "Say hi." }] };
 
 function target(model: LanguageModel & { modelId: string }, route: "primary" | "secondary", provider = route === "primary" ? "main" : "backup"): ModelTarget {
-  return { provider, model: model.modelId, route, endpoint: `openai-compatible http://${provider}.test/v1`, structured: "json_schema", cost: async () => null, load: async () => model };
+  return {
+    provider,
+    model: model.modelId,
+    route,
+    endpoint: `openai-compatible http://${provider}.test/v1`,
+    structured: "json_schema",
+    cost: async () => null,
+    load: async () => model,
+  };
 }
 
 function apiError(statusCode: number, message = `status ${statusCode}`, headers?: Record<string, string>) {
-  return new APICallError({ message, url: "http://main.test/v1/chat/completions", requestBodyValues: {}, statusCode, ...(headers ? { responseHeaders: headers } : {}) });
+  return new APICallError({
+    message,
+    url: "http://main.test/v1/chat/completions",
+    requestBodyValues: {},
+    statusCode,
+    ...(headers ? { responseHeaders: headers } : {}),
+  });
 }
 
 function refused() {
@@ -79,7 +93,15 @@ describe("callModel: parameters", () => {
     const m = scriptedModel("m1", ["hi"], { input: 33, output: 4 });
     const { ctx, events } = harness({ primary: target(m, "primary") });
     const reply = await callModel({ role: "executor" }, REQUEST, ctx);
-    expect(reply.record).toMatchObject({ role: "executor", provider: "main", model: "m1", route: "primary", cached: false, input_tokens: 33, output_tokens: 4 });
+    expect(reply.record).toMatchObject({
+      role: "executor",
+      provider: "main",
+      model: "m1",
+      route: "primary",
+      cached: false,
+      input_tokens: 33,
+      output_tokens: 4,
+    });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ type: "ModelCall", role: "executor", attempts: 1, request_hash: reply.requestHash });
   });

@@ -37,7 +37,9 @@ async function server(ending: Ending, headersRead: Promise<void>): Promise<strin
         return;
       }
       res.writeHead(200, { "content-type": "application/json", "content-length": "4096" });
-      res.write('{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"# Plan\\n\\nStep one retr');
+      res.write(
+        '{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"# Plan\\n\\nStep one retr',
+      );
       void headersRead.then(() => (ending === "reset" ? req.socket.resetAndDestroy() : req.socket.destroy()));
     });
   });
@@ -117,14 +119,17 @@ describe("classify: a body cut off after a 200 is a network failure, not an HTTP
   it.each([
     ["UND_ERR_SOCKET", Object.assign(new Error("other side closed"), { name: "SocketError", code: "UND_ERR_SOCKET" })],
     ["ECONNRESET", Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET", errno: -104, syscall: "read" })],
-  ])("a 200 APICallError the SDK did not mark retryable, %s two causes down, is still unreachable: the cause chain decides, not isRetryable", (code, socketError) => {
-    const e = cutOffAfter200(socketError);
-    expect(e.isRetryable).toBe(false);
-    const c = classify(e, false);
-    expect(c.kind).toBe("unreachable");
-    expect(retriedAndFallsBack(c.kind)).toEqual({ retried: true, fallsBack: true });
-    expect(c.detail).toContain(code);
-  });
+  ])(
+    "a 200 APICallError the SDK did not mark retryable, %s two causes down, is still unreachable: the cause chain decides, not isRetryable",
+    (code, socketError) => {
+      const e = cutOffAfter200(socketError);
+      expect(e.isRetryable).toBe(false);
+      const c = classify(e, false);
+      expect(c.kind).toBe("unreachable");
+      expect(retriedAndFallsBack(c.kind)).toEqual({ retried: true, fallsBack: true });
+      expect(c.detail).toContain(code);
+    },
+  );
 
   it("the SDK's error for a genuine 400 answer stays fatal: neither retried nor falling back", async () => {
     const e = await sdkError("bad_request");

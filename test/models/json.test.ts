@@ -60,9 +60,9 @@ describe("parseStructured (CONTRACT §2: tolerant, then validated)", () => {
 
   it("repairs a trailing comma", () => {
     expect(parsed('{"verdict": "pass", "concerns": [],}')).toEqual(PASS);
-    expect(parsed('{"verdict":"needs_work","concerns":[{"category":"factual_risk","severity":"high","evidence":"The moon is cheese.","concern":"Wrong.",},],}')).toEqual(
-      NEEDS_WORK,
-    );
+    expect(
+      parsed('{"verdict":"needs_work","concerns":[{"category":"factual_risk","severity":"high","evidence":"The moon is cheese.","concern":"Wrong.",},],}'),
+    ).toEqual(NEEDS_WORK);
   });
 
   it("applies schema defaults (concerns may be omitted)", () => {
@@ -93,7 +93,10 @@ describe("parseStructured (CONTRACT §2: tolerant, then validated)", () => {
   });
 
   it("reads enums leniently: 'Needs Work' is needs_work, 'High' is high", () => {
-    const r = parseStructured('{"concerns": [{"evidence": "The moon is cheese.", "category": "Factual Risk", "severity": "High", "concern": "Wrong."}], "verdict": "Needs Work"}', readAuditReply);
+    const r = parseStructured(
+      '{"concerns": [{"evidence": "The moon is cheese.", "category": "Factual Risk", "severity": "High", "concern": "Wrong."}], "verdict": "Needs Work"}',
+      readAuditReply,
+    );
     expect(r).toMatchObject({ ok: true, value: NEEDS_WORK });
   });
 
@@ -104,14 +107,21 @@ describe("parseStructured (CONTRACT §2: tolerant, then validated)", () => {
   });
 
   it("reads a bare JSON array as the findings, and drops an invalid finding without losing the valid one", () => {
-    const r = parseStructured('[{"severity": "CRITICAL", "concern": "Breaks prod", "evidence": "x y z"}, {"severity": "INFO", "concern": "hi"}]', readFindingsReply, { arrays: true });
+    const r = parseStructured(
+      '[{"severity": "CRITICAL", "concern": "Breaks prod", "evidence": "x y z"}, {"severity": "INFO", "concern": "hi"}]',
+      readFindingsReply,
+      { arrays: true },
+    );
     expect(r).toMatchObject({ ok: true, value: { findings: [{ severity: "CRITICAL", concern: "Breaks prod" }] }, invalid: 1 });
   });
 
   it("a critic's CRITICAL followed by a quoted empty findings object from the artifact keeps the CRITICAL", () => {
     const artifact = 'Example output: {"findings": []}';
     const reply = `{"findings": [{"severity": "CRITICAL", "concern": "No rollback", "evidence": "Example output"}]}\nas in ${JSON.stringify({ findings: [] })}`;
-    expect(parseStructured(reply, readFindingsReply, { quotedFrom: [artifact], arrays: true })).toMatchObject({ ok: true, value: { findings: [{ severity: "CRITICAL" }] } });
+    expect(parseStructured(reply, readFindingsReply, { quotedFrom: [artifact], arrays: true })).toMatchObject({
+      ok: true,
+      value: { findings: [{ severity: "CRITICAL" }] },
+    });
   });
 
   it("reads the acceptance-criteria reply, fenced", () => {
@@ -127,7 +137,9 @@ describe("repairJson", () => {
   });
 
   it("escapes raw newlines and tabs inside strings", () => {
-    expect(JSON.parse(repairJson('{"artifact": "line one\nline two\tend"}'.replace("\\n", "\n").replace("\\t", "\t")))).toEqual({ artifact: "line one\nline two\tend" });
+    expect(JSON.parse(repairJson('{"artifact": "line one\nline two\tend"}'.replace("\\n", "\n").replace("\\t", "\t")))).toEqual({
+      artifact: "line one\nline two\tend",
+    });
   });
 });
 

@@ -8,7 +8,7 @@ describe("sseToCompletion", () => {
     const body =
       chunk({ id: "c1", model: "m", created: 5, choices: [{ index: 0, delta: { role: "assistant", content: "" } }] }) +
       chunk({ id: "c1", choices: [{ index: 0, delta: { content: "Hel" } }] }) +
-      chunk({ id: "c1", choices: [{ index: 0, delta: { content: "lo\n{\"a\": 1}" } }] }) +
+      chunk({ id: "c1", choices: [{ index: 0, delta: { content: 'lo\n{"a": 1}' } }] }) +
       chunk({ id: "c1", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
       chunk({ id: "c1", choices: [], usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }) +
       "data: [DONE]\n\n";

@@ -2,7 +2,10 @@ import { APICallError } from "@ai-sdk/provider";
 import { describe, expect, it } from "vitest";
 import { classify, FALLBACK, RETRYABLE, retryAfterMs } from "../../src/models/transport.js";
 
-function apiError(statusCode: number | undefined, opts: { body?: string; headers?: Record<string, string>; message?: string; cause?: unknown; isRetryable?: boolean } = {}) {
+function apiError(
+  statusCode: number | undefined,
+  opts: { body?: string; headers?: Record<string, string>; message?: string; cause?: unknown; isRetryable?: boolean } = {},
+) {
   return new APICallError({
     message: opts.message ?? `status ${statusCode}`,
     url: "http://127.0.0.1:1/v1/chat/completions",

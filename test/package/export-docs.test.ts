@@ -38,10 +38,23 @@ describe("the curated package surface (ADR-014)", () => {
 
   it("the package entry exports what CONTRACT §5 and §10 name, and no internals", () => {
     const names = exportsOf(`${ROOT}dist/index.d.ts`).map((n) => n.name);
-    for (const n of ["runAudit", "challenge", "createDissent", "AdversarialRetryLoop", "fingerprint", "AuditReply", "AuditMeta", "RunOutput", "Concern", "ProviderError", "BudgetExceeded"]) {
+    for (const n of [
+      "runAudit",
+      "challenge",
+      "createDissent",
+      "AdversarialRetryLoop",
+      "fingerprint",
+      "AuditReply",
+      "AuditMeta",
+      "RunOutput",
+      "Concern",
+      "ProviderError",
+      "BudgetExceeded",
+    ]) {
       expect(names).toContain(n);
     }
-    for (const n of ["callModel", "auditGate", "planIssue", "fixedRouter", "groundConcerns", "parseStructured", "PassLimits", "reduceState"]) expect(names).not.toContain(n);
+    for (const n of ["callModel", "auditGate", "planIssue", "fixedRouter", "groundConcerns", "parseStructured", "PassLimits", "reduceState"])
+      expect(names).not.toContain(n);
     expect(names.length).toBeLessThan(76);
   });
 });

@@ -15,7 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  */
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The optional dependencies (SQLite, the local engine, GitHub, PostgreSQL, serve, telemetry): a library user may omit them all. */
-const OPTIONAL = Object.keys((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> }).optionalDependencies);
+const OPTIONAL = Object.keys(
+  (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> }).optionalDependencies,
+);
 
 interface Packed {
   filename: string;
@@ -54,7 +56,11 @@ function readmeExamples(): string[] {
 beforeAll(() => {
   expect(existsSync(join(ROOT, "dist/index.js")), "dist is built (npm run build)").toBe(true);
   work = mkdtempSync(join(tmpdir(), "dissent-pack-"));
-  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
+    cwd: ROOT,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
   const list = JSON.parse(out) as Packed[];
   const first = list[0];
   if (!first) throw new Error("npm pack reported nothing");
@@ -77,7 +83,16 @@ afterAll(() => {
 describe("npm pack: what a user installs", () => {
   it("ships the built entries, the prompts, personas and eval sets, and nothing of the repo's own", () => {
     const paths = packed.files.map((f) => f.path);
-    for (const p of ["package.json", "dist/index.js", "dist/index.d.ts", "dist/ai-sdk/index.js", "dist/ai-sdk/index.d.ts", "dist/testing/index.js", "dist/cli/bin.js", "prompts/challenger.md"]) {
+    for (const p of [
+      "package.json",
+      "dist/index.js",
+      "dist/index.d.ts",
+      "dist/ai-sdk/index.js",
+      "dist/ai-sdk/index.d.ts",
+      "dist/testing/index.js",
+      "dist/cli/bin.js",
+      "prompts/challenger.md",
+    ]) {
       expect(paths).toContain(p);
     }
     expect(paths.some((p) => p.startsWith("personas/"))).toBe(true);
@@ -93,7 +108,10 @@ describe("npm pack: what a user installs", () => {
 describe("imported as a user imports it (ESM, by package name)", () => {
   it('"dissent", "dissent/ai-sdk" and "dissent/testing" run offline, loading no optional module', () => {
     const hooks = join(work, "hooks.mjs");
-    writeFileSync(hooks, 'export async function load(url, context, next) { if (!url.startsWith("node:")) process.stderr.write(`LOADED ${url}\\n`); return next(url, context); }\n');
+    writeFileSync(
+      hooks,
+      'export async function load(url, context, next) { if (!url.startsWith("node:")) process.stderr.write(`LOADED ${url}\\n`); return next(url, context); }\n',
+    );
     const register = join(work, "register.mjs");
     writeFileSync(register, `import { register } from "node:module"; register(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
     const r = node(
@@ -150,7 +168,7 @@ describe("the README's library examples and examples/*.ts type-check against the
     expect(blocks.length).toBeGreaterThan(2);
     const dir = join(app, "src");
     mkdirSync(dir, { recursive: true });
-    blocks.forEach((code, i) => writeFileSync(join(dir, `readme-${i + 1}.ts`), code));
+    for (const [i, code] of blocks.entries()) writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
     for (const f of readdirSync(join(ROOT, "examples")).filter((f) => f.endsWith(".ts"))) cpSync(join(ROOT, "examples", f), join(dir, f));
     writeFileSync(
       join(app, "tsconfig.json"),
@@ -175,6 +193,9 @@ describe("the README's library examples and examples/*.ts type-check against the
     const errors = (r.stdout + r.stderr).split("\n").filter((l) => /error TS/.test(l));
     const ours = errors.filter((l) => l.startsWith("src/") || l.includes("node_modules/dissent/"));
     expect(ours).toEqual([]);
-    expect(errors.every((l) => /node_modules\/(ai|@ai-sdk)\//.test(l)), errors.join("\n")).toBe(true);
+    expect(
+      errors.every((l) => /node_modules\/(ai|@ai-sdk)\//.test(l)),
+      errors.join("\n"),
+    ).toBe(true);
   }, 120_000);
 });

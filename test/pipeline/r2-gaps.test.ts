@@ -25,8 +25,10 @@ describe("corroboration by a partial overlap of evidence, through the pipeline (
   const world = (noun: "table" | "file") =>
     scriptedWorld((c) => {
       if (c.role === "planner") return `# Plan\n\n1. Step 3 moves my log ${noun} to cold storage.\n2. Deploy.`;
-      if (c.role === "plan.builder") return findings({ evidence: `Step 3 moves my log ${noun}`, severity: "HIGH", concern: "No index on the archive table", category: "buildability" });
-      if (c.role === "plan.risk_skeptic") return findings({ evidence: `my log ${noun} to cold storage`, severity: "HIGH", concern: "Cold storage loses the audit trail", category: "risk" });
+      if (c.role === "plan.builder")
+        return findings({ evidence: `Step 3 moves my log ${noun}`, severity: "HIGH", concern: "No index on the archive table", category: "buildability" });
+      if (c.role === "plan.risk_skeptic")
+        return findings({ evidence: `my log ${noun} to cold storage`, severity: "HIGH", concern: "Cold storage loses the audit trail", category: "risk" });
       return agreeable(c);
     });
 
@@ -66,7 +68,8 @@ describe("corroboration by a partial overlap of evidence, through the pipeline (
 describe("the plan reviewer's triage (CONTRACT §4 r2): every CRITICAL/HIGH, at most 8 MEDIUM or LOW, the rest counted", () => {
   it("12 LOW advisories and a forwarded CRITICAL: the reviewer sees the CRITICAL and 8 LOWs and is told 4 more are not shown; none is dropped", async () => {
     const w = await scriptedWorld((c) => {
-      if (c.role === "shape.challenger") return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
+      if (c.role === "shape.challenger")
+        return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
       // Each plan critic raises three LOW remarks of its own (assumption_surfacer also sits on the discovery council).
       if (["assumption_surfacer", "plan.builder", "plan.tester", "plan.risk_skeptic"].includes(c.role) && underReview(c)?.name === "plan")
         return findings(...["one", "two", "three"].map((n) => ({ severity: "LOW", concern: `${c.role} minor remark ${n}`, category: "scope" })));
@@ -82,7 +85,10 @@ describe("the plan reviewer's triage (CONTRACT §4 r2): every CRITICAL/HIGH, at 
 
     const reviewer = w.callsOf("plan_reviewer");
     expect(reviewer).toHaveLength(1);
-    const shown = JSON.parse(readDataBlocks(reviewer[0]?.prompt ?? "").find((b) => b.kind === "pending_concerns")?.text ?? "[]") as { id: string; severity: string }[];
+    const shown = JSON.parse(readDataBlocks(reviewer[0]?.prompt ?? "").find((b) => b.kind === "pending_concerns")?.text ?? "[]") as {
+      id: string;
+      severity: string;
+    }[];
     expect(shown.filter((c) => c.severity === "CRITICAL").map((c) => c.id)).toEqual([critical?.id]);
     expect(shown.filter((c) => c.severity === "LOW")).toHaveLength(8);
     expect(shown).toHaveLength(9);
@@ -92,18 +98,23 @@ describe("the plan reviewer's triage (CONTRACT §4 r2): every CRITICAL/HIGH, at 
 
 describe("the plan reviewer's own findings must be grounded (CONTRACT §4 r2)", () => {
   const world = (severity: "HIGH" | "CRITICAL", evidence: string) =>
-    scriptedWorld((c) => (c.role === "plan_reviewer" ? findings({ evidence, severity, dimension: "edge_cases", concern: "Nothing handles a 429 with Retry-After" }) : agreeable(c)));
+    scriptedWorld((c) =>
+      c.role === "plan_reviewer" ? findings({ evidence, severity, dimension: "edge_cases", concern: "Nothing handles a 429 with Retry-After" }) : agreeable(c),
+    );
 
-  it.each(["HIGH", "CRITICAL"] as const)("an ungrounded reviewer %s is lowered to MEDIUM (raised_severity kept) and does not reject: status ready", async (severity) => {
-    const w = await world(severity, "Deploy to all regions at once without a canary");
-    const id = await w.newIssue("Add retries", "", LOAD_BEARING);
-    const r = await w.plan(id);
-    expect(r.status).toBe("ready");
-    expect(r.labels).toContain("dissent-ready");
-    expect(r.pending_concerns.filter((c) => c.raised_by === "plan_reviewer")).toEqual([
-      expect.objectContaining({ phase: "review", severity: "MEDIUM", raised_severity: severity, must_address_by: "implement" }),
-    ]);
-  });
+  it.each(["HIGH", "CRITICAL"] as const)(
+    "an ungrounded reviewer %s is lowered to MEDIUM (raised_severity kept) and does not reject: status ready",
+    async (severity) => {
+      const w = await world(severity, "Deploy to all regions at once without a canary");
+      const id = await w.newIssue("Add retries", "", LOAD_BEARING);
+      const r = await w.plan(id);
+      expect(r.status).toBe("ready");
+      expect(r.labels).toContain("dissent-ready");
+      expect(r.pending_concerns.filter((c) => c.raised_by === "plan_reviewer")).toEqual([
+        expect.objectContaining({ phase: "review", severity: "MEDIUM", raised_severity: severity, must_address_by: "implement" }),
+      ]);
+    },
+  );
 
   it("the same finding quoting the plan rejects it: status needs_replan, HIGH, back to the planner", async () => {
     const w = await world("HIGH", LINE("planner"));
@@ -122,7 +133,8 @@ describe("producer claims: `deferred` on a CRITICAL (CONTRACT §4 r2)", () => {
    */
   const world = (reviewerKind: string | null) =>
     scriptedWorld((c) => {
-      if (c.role === "shape.challenger") return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
+      if (c.role === "shape.challenger")
+        return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
       if (c.role === "shape.user_advocate") return findings({ severity: "MEDIUM", concern: "The error message wording is unclear", category: "user_impact" });
       if (c.role === "planner") {
         const pending = JSON.parse(readDataBlocks(c.prompt).find((b) => b.kind === "pending_concerns")?.text ?? "[]") as { id: string }[];

@@ -48,7 +48,11 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
   });
 
   it("the ComplexityGate asks the model only when labels and keywords do not decide, and doubt means load-bearing", async () => {
-    for (const [answer, route] of [["TRIVIAL", "trivial"], ["LOAD-BEARING", "load_bearing"], ["I am not sure", "load_bearing"]] as const) {
+    for (const [answer, route] of [
+      ["TRIVIAL", "trivial"],
+      ["LOAD-BEARING", "load_bearing"],
+      ["I am not sure", "load_bearing"],
+    ] as const) {
       const w = await scriptedWorld((c) => (c.role === "complexity_gate" ? answer : agreeable(c)));
       const id = await w.newIssue("Update the onboarding email copy", "Make the greeting friendlier");
       const r = await w.plan(id);
@@ -92,7 +96,9 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
 
   it("a CRITICAL whose evidence is not in the artifact counts as MEDIUM, keeps raised_severity, and is counted ungrounded", async () => {
     const w = await scriptedWorld((c) =>
-      c.role === "plan.risk_skeptic" ? findings({ evidence: "Deploy to all regions at once", severity: "CRITICAL", concern: "The central premise is unvalidated", category: "risk" }) : agreeable(c),
+      c.role === "plan.risk_skeptic"
+        ? findings({ evidence: "Deploy to all regions at once", severity: "CRITICAL", concern: "The central premise is unvalidated", category: "risk" })
+        : agreeable(c),
     );
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     const r = await w.plan(id);
@@ -103,7 +109,9 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
 
   it("the same CRITICAL every round oscillates after 2 rounds, is forwarded, and the reviewer sees it as a must-address constraint", async () => {
     const w = await scriptedWorld((c) =>
-      c.role === "shape.challenger" ? findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" }) : agreeable(c),
+      c.role === "shape.challenger"
+        ? findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" })
+        : agreeable(c),
     );
     const id = await w.newIssue("Migrate sessions to Redis", "", LOAD_BEARING);
     const r = await w.plan(id);
@@ -121,18 +129,24 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
 
   it("a lone HIGH in a council is kept as advisory MEDIUM with raised_severity HIGH, and never dropped", async () => {
     const w = await scriptedWorld((c) =>
-      c.role === "plan.builder" ? findings({ evidence: LINE("planner"), severity: "HIGH", concern: "Step 3 does not name the file it edits", category: "buildability" }) : agreeable(c),
+      c.role === "plan.builder"
+        ? findings({ evidence: LINE("planner"), severity: "HIGH", concern: "Step 3 does not name the file it edits", category: "buildability" })
+        : agreeable(c),
     );
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     const r = await w.plan(id);
     expect(r.stages.find((s) => s.phase === "plan")).toMatchObject({ rounds: 1, outcome: "converged", concerns_forwarded: 1 });
-    expect(r.pending_concerns).toEqual([expect.objectContaining({ severity: "MEDIUM", raised_severity: "HIGH", raised_by: "plan.builder", must_address_by: "implement" })]);
+    expect(r.pending_concerns).toEqual([
+      expect.objectContaining({ severity: "MEDIUM", raised_severity: "HIGH", raised_by: "plan.builder", must_address_by: "implement" }),
+    ]);
   });
 
   it("two critics raising the same HIGH (paraphrased, different categories) block the stage: fingerprints are the concern text alone", async () => {
     const w = await scriptedWorld((c) => {
-      if (c.role === "plan.builder") return findings({ evidence: LINE("planner"), severity: "HIGH", concern: "Missing test for the retry path.", category: "buildability" });
-      if (c.role === "plan.tester") return findings({ evidence: "written by planner", severity: "HIGH", concern: "missing tests for retry path", category: "test_gap" });
+      if (c.role === "plan.builder")
+        return findings({ evidence: LINE("planner"), severity: "HIGH", concern: "Missing test for the retry path.", category: "buildability" });
+      if (c.role === "plan.tester")
+        return findings({ evidence: "written by planner", severity: "HIGH", concern: "missing tests for retry path", category: "test_gap" });
       return agreeable(c);
     });
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
@@ -144,8 +158,20 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
   it("two lanes raising the same defect in different words on the same line block as corroborated", async () => {
     const w = await scriptedWorld((c) => {
       if (c.role === "planner") return "# Plan\n\n1. Run the migration on the live table during peak hours.\n2. Deploy.";
-      if (c.role === "plan.risk_skeptic") return findings({ evidence: "Run the migration on the live table", severity: "HIGH", concern: "A live migration at peak can lock the table", category: "risk" });
-      if (c.role === "plan.builder") return findings({ evidence: "on the live table during peak hours", severity: "HIGH", concern: "No maintenance window is planned", category: "ordering" });
+      if (c.role === "plan.risk_skeptic")
+        return findings({
+          evidence: "Run the migration on the live table",
+          severity: "HIGH",
+          concern: "A live migration at peak can lock the table",
+          category: "risk",
+        });
+      if (c.role === "plan.builder")
+        return findings({
+          evidence: "on the live table during peak hours",
+          severity: "HIGH",
+          concern: "No maintenance window is planned",
+          category: "ordering",
+        });
       return agreeable(c);
     });
     const id = await w.newIssue("Add a column", "", LOAD_BEARING);
@@ -159,8 +185,15 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
   it("HIGHs quoting different lines do not corroborate each other", async () => {
     const w = await scriptedWorld((c) => {
       if (c.role === "planner") return "# Plan\n\n1. Add the column with a default.\n2. Backfill every row in one transaction.";
-      if (c.role === "plan.risk_skeptic") return findings({ evidence: "Add the column with a default.", severity: "HIGH", concern: "A default rewrites the table", category: "risk" });
-      if (c.role === "plan.builder") return findings({ evidence: "Backfill every row in one transaction.", severity: "HIGH", concern: "One transaction holds locks for hours", category: "ordering" });
+      if (c.role === "plan.risk_skeptic")
+        return findings({ evidence: "Add the column with a default.", severity: "HIGH", concern: "A default rewrites the table", category: "risk" });
+      if (c.role === "plan.builder")
+        return findings({
+          evidence: "Backfill every row in one transaction.",
+          severity: "HIGH",
+          concern: "One transaction holds locks for hours",
+          category: "ordering",
+        });
       return agreeable(c);
     });
     const id = await w.newIssue("Add a column", "", LOAD_BEARING);
@@ -196,7 +229,8 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
       const draft = underReview(c)?.text ?? "";
       if (c.role === "plan.tester" && draft.includes("Plan v1"))
         return findings({ evidence: "Step one is vague.", severity: "CRITICAL", concern: "Step one cannot be built", category: "buildability" });
-      if (c.role === "plan.builder" && draft.includes("Plan v1")) return findings({ severity: "LOW", concern: "The first step is vague", category: "buildability" });
+      if (c.role === "plan.builder" && draft.includes("Plan v1"))
+        return findings({ severity: "LOW", concern: "The first step is vague", category: "buildability" });
       return agreeable(c);
     });
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
@@ -214,7 +248,9 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
     const failed = (await w.eventsOf(id)).filter((e) => e.type === "ModelCall" && e.role === "plan.risk_skeptic");
     expect(failed).toEqual([expect.objectContaining({ error: expect.stringContaining("model exploded") })]);
     // It failed in every round of its stage: its lane was not reviewed, and that is on the record.
-    expect(r.pending_concerns).toEqual([expect.objectContaining({ severity: "MEDIUM", category: "review_incomplete", concern: expect.stringContaining("plan.risk_skeptic") })]);
+    expect(r.pending_concerns).toEqual([
+      expect.objectContaining({ severity: "MEDIUM", category: "review_incomplete", concern: expect.stringContaining("plan.risk_skeptic") }),
+    ]);
     expect(r.status).toBe("ready");
   });
 
@@ -246,14 +282,18 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
   });
 
   it("an auth error aborts the run with a clear error and leaves no transient label", async () => {
-    const w = await scriptedWorld((c) => (c.role === "shape.tech_lead" ? Object.assign(new Error("Incorrect API key"), { name: "AI_APICallError", statusCode: 401 }) : agreeable(c)));
+    const w = await scriptedWorld((c) =>
+      c.role === "shape.tech_lead" ? Object.assign(new Error("Incorrect API key"), { name: "AI_APICallError", statusCode: 401 }) : agreeable(c),
+    );
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     await expect(w.plan(id)).rejects.toSatisfy((e) => ProviderAuthError.isInstance(e));
     noTransient(await w.labels(id));
   });
 
   it("a producer that cannot be reached fails the run and the transient label is removed", async () => {
-    const w = await scriptedWorld((c) => (c.role === "shape.writer" ? Object.assign(new Error("Cannot connect to API: connect ECONNREFUSED"), { code: "ECONNREFUSED" }) : agreeable(c)));
+    const w = await scriptedWorld((c) =>
+      c.role === "shape.writer" ? Object.assign(new Error("Cannot connect to API: connect ECONNREFUSED"), { code: "ECONNREFUSED" }) : agreeable(c),
+    );
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     await expect(w.plan(id)).rejects.toSatisfy((e) => ProviderError.isInstance(e));
     const labels = await w.labels(id);
@@ -302,7 +342,8 @@ describe("producer claims on serious concerns (CONTRACT §4 r2)", () => {
   /** A shape council that raises one CRITICAL; a planner that answers it with `kind`; a reviewer that confirms claims when told to. */
   const world = (kind: string, confirm: boolean) =>
     scriptedWorld((c) => {
-      if (c.role === "shape.challenger") return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
+      if (c.role === "shape.challenger")
+        return findings({ evidence: LINE("shape.writer"), severity: "CRITICAL", concern: "The shape has no rollback story", category: "risk" });
       if (c.role === "planner") {
         const pending = JSON.parse(readDataBlocks(c.prompt).find((b) => b.kind === "pending_concerns")?.text ?? "[]") as { id: string }[];
         const id0 = pending[0]?.id ?? "";
@@ -310,7 +351,12 @@ describe("producer claims on serious concerns (CONTRACT §4 r2)", () => {
       }
       if (c.role === "plan_reviewer") {
         const claims = JSON.parse(readDataBlocks(c.prompt).find((b) => b.kind === "claims")?.text ?? "[]") as { concern_id: string }[];
-        return JSON.stringify({ findings: [], addressed: confirm ? claims.map((x) => ({ concern_id: x.concern_id, resolution_kind: "addressed-in-code", note: "step 1 restores the snapshot" })) : [] });
+        return JSON.stringify({
+          findings: [],
+          addressed: confirm
+            ? claims.map((x) => ({ concern_id: x.concern_id, resolution_kind: "addressed-in-code", note: "step 1 restores the snapshot" }))
+            : [],
+        });
       }
       return agreeable(c);
     });
@@ -355,7 +401,10 @@ describe("outcomes", () => {
       }
       if (c.role === "planner" && replan) {
         const id = /"id": "(REVIEW-[^"]+)"/.exec(c.prompt)?.[1];
-        return JSON.stringify({ artifact: "# Plan v2\n\nHonour Retry-After on 429.", addressed: [{ concern_id: id, resolution_kind: "addressed-in-code", note: "step 4" }] });
+        return JSON.stringify({
+          artifact: "# Plan v2\n\nHonour Retry-After on 429.",
+          addressed: [{ concern_id: id, resolution_kind: "addressed-in-code", note: "step 4" }],
+        });
       }
       return agreeable(c);
     });
@@ -378,7 +427,8 @@ describe("outcomes", () => {
     const w = await scriptedWorld((c) => {
       if (c.role === "assumption_surfacer" && underReview(c)?.text.includes("planner"))
         return findings({ evidence: LINE("planner"), severity: "CRITICAL", concern: "Assumes the upstream API is idempotent", category: "assumption" });
-      if (c.role === "plan.risk_skeptic") return findings({ evidence: LINE("planner"), severity: "CRITICAL", concern: "Retrying payments can double charge", category: "risk" });
+      if (c.role === "plan.risk_skeptic")
+        return findings({ evidence: LINE("planner"), severity: "CRITICAL", concern: "Retrying payments can double charge", category: "risk" });
       return agreeable(c);
     });
     const id = await w.newIssue("Retry payment calls", "", LOAD_BEARING);
@@ -390,14 +440,22 @@ describe("outcomes", () => {
 
   it("human_required escalates only at HIGH or above: a LOW product question is advice, a corroborated HIGH one goes to hitl", async () => {
     const low = await scriptedWorld((c) =>
-      c.role === "shape.product_strategist" ? findings({ severity: "LOW", concern: "Whether free users get retries is a pricing decision", category: "value", human_required: true }) : agreeable(c),
+      c.role === "shape.product_strategist"
+        ? findings({ severity: "LOW", concern: "Whether free users get retries is a pricing decision", category: "value", human_required: true })
+        : agreeable(c),
     );
     const a = await low.newIssue("Add retries", "", LOAD_BEARING);
     expect((await low.plan(a)).status).toBe("ready");
 
     const high = await scriptedWorld((c) =>
       c.role === "shape.product_strategist" || c.role === "shape.user_advocate"
-        ? findings({ evidence: LINE("shape.writer"), severity: "HIGH", concern: "Whether free users get retries is a pricing decision", category: "value", human_required: true })
+        ? findings({
+            evidence: LINE("shape.writer"),
+            severity: "HIGH",
+            concern: "Whether free users get retries is a pricing decision",
+            category: "value",
+            human_required: true,
+          })
         : agreeable(c),
     );
     const b = await high.newIssue("Add retries", "", LOAD_BEARING);
@@ -406,7 +464,9 @@ describe("outcomes", () => {
 
   it("an interrupted cycle resumes at the first unfinished stage: finished stages are not redone", async () => {
     let broken = true;
-    const w = await scriptedWorld((c) => (c.role === "planner" && broken ? Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) : agreeable(c)));
+    const w = await scriptedWorld((c) =>
+      c.role === "planner" && broken ? Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) : agreeable(c),
+    );
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     await expect(w.plan(id)).rejects.toThrow();
     broken = false;
@@ -423,7 +483,9 @@ describe("outcomes", () => {
     const w = await scriptedWorld(agreeable);
     const id = await w.newIssue("Add retries", "", LOAD_BEARING);
     await w.plan(id);
-    const changes = (await w.eventsOf(id)).flatMap((e) => (e.type === "LabelChanged" ? [[...e.added.map((l) => `+${l}`), ...e.removed.map((l) => `-${l}`)].join(" ")] : []));
+    const changes = (await w.eventsOf(id)).flatMap((e) =>
+      e.type === "LabelChanged" ? [[...e.added.map((l) => `+${l}`), ...e.removed.map((l) => `-${l}`)].join(" ")] : [],
+    );
     expect(changes).toEqual([
       "+dissent-plan -dissent-find",
       "+dissent-adv-discover-running",
@@ -437,7 +499,8 @@ describe("outcomes", () => {
   });
 
   it("identical inputs give identical results and events (bar times and ids); the second run is served from the cache", async () => {
-    const script = (c: SeenCall) => (c.role === "plan.tester" ? findings({ severity: "LOW", concern: "Name the test file", category: "test_gap" }) : agreeable(c));
+    const script = (c: SeenCall) =>
+      c.role === "plan.tester" ? findings({ severity: "LOW", concern: "Name the test file", category: "test_gap" }) : agreeable(c);
     const a = await scriptedWorld(script);
     const b = await scriptedWorld(script);
     const ia = await a.newIssue("Add retries", "Retry 503s", LOAD_BEARING);
@@ -446,7 +509,8 @@ describe("outcomes", () => {
     const rb = await b.plan(ib);
     const strip = (r: typeof ra) => JSON.parse(JSON.stringify(r, (k, v: unknown) => (k === "raised_at" || k === "duration_ms" ? undefined : v)));
     expect(strip(ra)).toEqual(strip(rb));
-    const shape = async (id: string, w: typeof a) => (await w.eventsOf(id)).map((e) => JSON.stringify(e, (k, v: unknown) => (["at", "raised_at", "latency_ms", "duration_ms"].includes(k) ? undefined : v)));
+    const shape = async (id: string, w: typeof a) =>
+      (await w.eventsOf(id)).map((e) => JSON.stringify(e, (k, v: unknown) => (["at", "raised_at", "latency_ms", "duration_ms"].includes(k) ? undefined : v)));
     expect(await shape(ia, a)).toEqual(await shape(ib, b));
     // re-planning the same issue in the same store: every call is a cache hit
     const again = await a.plan(ia);
@@ -475,7 +539,8 @@ describe("concern ids", () => {
       // each critic of each stage raises a concern of its own, different in every cycle
       if (c.role !== "plan_reviewer" && c.role !== "complexity_gate" && !["discover.brief", "shape.writer", "planner", "spec.ac_generator"].includes(c.role))
         return findings({ severity: "LOW", concern: `${c.role} remark number ${cycle}`, category: "note" });
-      if (c.role === "plan_reviewer" && cycle === 0) return findings({ evidence: `Plan version ${cycle}`, severity: "HIGH", dimension: "correctness", concern: "Rejected once" });
+      if (c.role === "plan_reviewer" && cycle === 0)
+        return findings({ evidence: `Plan version ${cycle}`, severity: "HIGH", dimension: "correctness", concern: "Rejected once" });
       // a new plan in the second cycle: its critics are asked afresh and raise new concerns
       if (c.role === "planner") return `# Plan version ${cycle}`;
       return agreeable(c);
@@ -495,7 +560,13 @@ describe("decisions a person made stay made", () => {
   it("a human_required concern resolved by hand does not escalate again when the next plan raises it anew", async () => {
     const w = await scriptedWorld((c) =>
       c.role === "shape.product_strategist" || c.role === "shape.user_advocate"
-        ? findings({ evidence: LINE("shape.writer"), severity: "HIGH", concern: "Whether free users get retries is a pricing decision", category: "value", human_required: true })
+        ? findings({
+            evidence: LINE("shape.writer"),
+            severity: "HIGH",
+            concern: "Whether free users get retries is a pricing decision",
+            category: "value",
+            human_required: true,
+          })
         : agreeable(c),
     );
     const id = await w.newIssue("Add retries", "", ["dissent-load-bearing"]);
@@ -522,6 +593,12 @@ describe("determinism of the event log", () => {
     const answered = slowFirst.calls.filter((c) => c.role.startsWith("discovery.") || c.role === "assumption_surfacer").map((c) => c.role);
     expect(answered.indexOf("assumption_surfacer")).toBe(0); // it was asked first …
     const order = (await slowFirst.eventsOf(id)).flatMap((e) => (e.type === "ModelCall" && e.stage === "discovery_council" && e.round === 1 ? [e.role] : []));
-    expect(order).toEqual(["discover.brief", "assumption_surfacer", "discovery.problem_sharpener", "discovery.existing_solution_hunter", "discovery.cheapest_test_advocate"]);
+    expect(order).toEqual([
+      "discover.brief",
+      "assumption_surfacer",
+      "discovery.problem_sharpener",
+      "discovery.existing_solution_hunter",
+      "discovery.cheapest_test_advocate",
+    ]);
   });
 });

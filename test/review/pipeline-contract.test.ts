@@ -30,8 +30,10 @@ describe("outcome rule: hitl (CONTRACT §4)", () => {
     // The surfacer raises A alone; the risk skeptic raises B, and so does the builder. Both oscillate
     // (the planner ignores them) and stay pending: two distinct CRITICALs raised by escalating roles.
     w.handler = (role) => {
-      if (role === "assumption_surfacer") return findings({ severity: "CRITICAL", category: "assumption", concern: "The plan assumes the upstream service is idempotent" });
-      if (role === "plan.risk_skeptic" || role === "plan.builder") return findings({ severity: "CRITICAL", category: "rollback", concern: "Nothing undoes a half-applied import" });
+      if (role === "assumption_surfacer")
+        return findings({ severity: "CRITICAL", category: "assumption", concern: "The plan assumes the upstream service is idempotent" });
+      if (role === "plan.risk_skeptic" || role === "plan.builder")
+        return findings({ severity: "CRITICAL", category: "rollback", concern: "Nothing undoes a half-applied import" });
       return undefined;
     };
     await w.run("issue", "new", "--title", "Import contacts from a CSV file", "--label", "dissent-load-bearing");
@@ -82,7 +84,17 @@ describe("StageRun is the contract's shape (CONTRACT §4, §5)", () => {
   it("the exported StageRun schema accepts a StageRun with exactly the contract's keys", async () => {
     const { StageRun } = (await import("../../dist/index.js")) as { StageRun: { safeParse(v: unknown): { success: boolean } } };
     const run = {
-      ...{ stage: "plan_council", phase: "plan", rounds: 2, retries: 1, outcome: "oscillation", concerns_raised: 1, concerns_forwarded: 1, duration_ms: 12, calls: 6 },
+      ...{
+        stage: "plan_council",
+        phase: "plan",
+        rounds: 2,
+        retries: 1,
+        outcome: "oscillation",
+        concerns_raised: 1,
+        concerns_forwarded: 1,
+        duration_ms: 12,
+        calls: 6,
+      },
       ...{ critic_failures: 0, ungrounded_findings: 0, invalid_findings: 0, input_tokens: 10, output_tokens: 5, cost_usd: null },
     };
     expect(StageRun.safeParse(run).success).toBe(true);
@@ -95,4 +107,3 @@ describe("StageRun is the contract's shape (CONTRACT §4, §5)", () => {
     for (const s of out.stages) expect(Object.keys(s).sort()).toEqual([...CONTRACT_KEYS].sort());
   });
 });
-

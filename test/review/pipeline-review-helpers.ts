@@ -75,7 +75,11 @@ export async function oneModelWorld(): Promise<OneModelWorld> {
     },
     async events(id?: string) {
       const r = await run("events", ...(id ? ["--issue", id] : []), "--json");
-      return r.stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+      return r.stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, any>);
     },
     async close() {
       await server.close();

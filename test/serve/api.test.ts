@@ -82,7 +82,9 @@ describe("one issue", () => {
       expect(stage.rounds[0]?.calls[0]?.role).toMatch(/brief|writer|planner|ac_generator/);
     }
     expect(cycle?.stages.find((x) => x.stage === "discovery_council")?.run?.outcome).toBe("oscillation");
-    expect(cycle?.calls.map((c) => c.role)).toEqual(["complexity_gate", "plan_reviewer"].filter((r) => r !== "complexity_gate" || cycle?.route_source === "model"));
+    expect(cycle?.calls.map((c) => c.role)).toEqual(
+      ["complexity_gate", "plan_reviewer"].filter((r) => r !== "complexity_gate" || cycle?.route_source === "model"),
+    );
     expect(body.issue.cost_usd).toBeNull(); // issue show's dollars: null when a call had no price
   });
 

@@ -54,7 +54,21 @@ describe("with a token", () => {
     await s?.stop();
   });
 
-  const PATHS = ["/", "/assets/app.js", "/assets/chart.js", "/api", "/api/issues", "/api/issues/1", "/api/events?after=0", "/api/events/stream", "/api/wiki", "/api/stats", "/api/runs", "/no/such/route", "/favicon.ico"];
+  const PATHS = [
+    "/",
+    "/assets/app.js",
+    "/assets/chart.js",
+    "/api",
+    "/api/issues",
+    "/api/issues/1",
+    "/api/events?after=0",
+    "/api/events/stream",
+    "/api/wiki",
+    "/api/stats",
+    "/api/runs",
+    "/no/such/route",
+    "/favicon.ico",
+  ];
 
   it("answers every request without it with 401", async () => {
     for (const path of PATHS) {
@@ -101,7 +115,10 @@ describe("with a token", () => {
 
 describe("stopping", () => {
   it("exits 130 on Ctrl-C and 143 on SIGTERM, closing open streams", async () => {
-    for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    for (const [signal, code] of [
+      ["SIGINT", 130],
+      ["SIGTERM", 143],
+    ] as const) {
       const s = await serve(w);
       const stream = openStream(new URL("/api/events/stream", s.url).href);
       expect(await stream.opened).toBe(200);

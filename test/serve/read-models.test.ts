@@ -14,11 +14,44 @@ let seq = 0;
 const at = () => new Date(Date.UTC(2026, 4, 17, 12, 0, seq)).toISOString();
 const ev = <E extends Omit<ServedEvent, "seq" | "at">>(e: E): ServedEvent => ({ ...e, seq: ++seq, at: at() }) as unknown as ServedEvent;
 const call = (role: string, extra: Record<string, unknown> = {}) =>
-  ev({ type: "ModelCall", issue_id: "7", role, provider: "p", model: role, route: "primary", cached: false, latency_ms: 5, input_tokens: 10, output_tokens: 2, cost_usd: 0.001, request_hash: "h", prompt_chars: 40, ...extra } as never);
+  ev({
+    type: "ModelCall",
+    issue_id: "7",
+    role,
+    provider: "p",
+    model: role,
+    route: "primary",
+    cached: false,
+    latency_ms: 5,
+    input_tokens: 10,
+    output_tokens: 2,
+    cost_usd: 0.001,
+    request_hash: "h",
+    prompt_chars: 40,
+    ...extra,
+  } as never);
 const started = (stage: string, phase: string, cycle = 1) => ev({ type: "AdversarialStageStarted", issue_id: "7", stage, phase, cycle } as never);
 const routed = (cycle: number) => ev({ type: "ComplexityGateRouted", issue_id: "7", route: "load_bearing", reason: "model", source: "model", cycle } as never);
-const run = (stage: string, phase: string, rounds: number) => ({ stage, phase, rounds, retries: rounds - 1, outcome: "converged", concerns_raised: 0, concerns_forwarded: 0, duration_ms: 9, calls: 2, critic_failures: 0, ungrounded_findings: 0, invalid_findings: 0, input_tokens: 20, output_tokens: 4, cost_usd: 0.002, cycle: 1 });
-const completed = (stage: string, phase: string, rounds = 1) => ev({ type: "AdversarialStageCompleted", issue_id: "7", stage, phase, cycle: 1, stage_run: run(stage, phase, rounds) } as never);
+const run = (stage: string, phase: string, rounds: number) => ({
+  stage,
+  phase,
+  rounds,
+  retries: rounds - 1,
+  outcome: "converged",
+  concerns_raised: 0,
+  concerns_forwarded: 0,
+  duration_ms: 9,
+  calls: 2,
+  critic_failures: 0,
+  ungrounded_findings: 0,
+  invalid_findings: 0,
+  input_tokens: 20,
+  output_tokens: 4,
+  cost_usd: 0.002,
+  cycle: 1,
+});
+const completed = (stage: string, phase: string, rounds = 1) =>
+  ev({ type: "AdversarialStageCompleted", issue_id: "7", stage, phase, cycle: 1, stage_run: run(stage, phase, rounds) } as never);
 
 describe("cycleTimelines", () => {
   it("puts the gate's call in the cycle it opens, marks a killed stage interrupted, and the resumed one running", () => {
@@ -44,7 +77,15 @@ describe("cycleTimelines", () => {
 
   it("finishes a stage with its StageRun and opens a second cycle at the next gate call", () => {
     seq = 0;
-    const events = [routed(1), started("spec_judge", "spec"), call("spec.judge", { stage: "spec_judge", round: 1 }), completed("spec_judge", "spec"), call("plan_reviewer"), call("complexity_gate"), routed(2)];
+    const events = [
+      routed(1),
+      started("spec_judge", "spec"),
+      call("spec.judge", { stage: "spec_judge", round: 1 }),
+      completed("spec_judge", "spec"),
+      call("plan_reviewer"),
+      call("complexity_gate"),
+      routed(2),
+    ];
     const cycles = cycleTimelines(events, false);
     expect(cycles.map((c) => c.cycle)).toEqual([1, 2]);
     expect(cycles[0]?.stages[0]).toMatchObject({ status: "finished", run: { rounds: 1 } });
@@ -54,7 +95,20 @@ describe("cycleTimelines", () => {
 });
 
 describe("concernLineage", () => {
-  const concern = (id: string, severity: Concern["severity"]): Concern => ({ id, phase: "plan", stage: "plan_council", raised_by: "plan.risk_skeptic", severity, category: "risk", concern: `concern ${id}`, evidence: "", must_address_by: "spec", human_required: false, fingerprint: `fp-${id}`, raised_at: "t" });
+  const concern = (id: string, severity: Concern["severity"]): Concern => ({
+    id,
+    phase: "plan",
+    stage: "plan_council",
+    raised_by: "plan.risk_skeptic",
+    severity,
+    category: "risk",
+    concern: `concern ${id}`,
+    evidence: "",
+    must_address_by: "spec",
+    human_required: false,
+    fingerprint: `fp-${id}`,
+    raised_at: "t",
+  });
 
   it("tells a producer's claim (still pending) from a settlement, and links a wiki entry by fingerprint", () => {
     seq = 0;
@@ -63,11 +117,34 @@ describe("concernLineage", () => {
     const events = [
       ev({ type: "ConcernForwarded", issue_id: "7", concern: a, reason: "exhausted" } as never),
       ev({ type: "ConcernForwarded", issue_id: "7", concern: b, reason: "advisory" } as never),
-      ev({ type: "ConcernAddressed", issue_id: "7", resolution: { concern_id: "A", fingerprint: "fp-A", resolution_kind: "addressed-in-code", note: "", resolved_by: "planner", resolved_at: "t", settled: false } } as never),
-      ev({ type: "ConcernAddressed", issue_id: "7", resolution: { concern_id: "B", fingerprint: "fp-B", resolution_kind: "trivial", note: "", resolved_by: "planner", resolved_at: "t" } } as never),
+      ev({
+        type: "ConcernAddressed",
+        issue_id: "7",
+        resolution: {
+          concern_id: "A",
+          fingerprint: "fp-A",
+          resolution_kind: "addressed-in-code",
+          note: "",
+          resolved_by: "planner",
+          resolved_at: "t",
+          settled: false,
+        },
+      } as never),
+      ev({
+        type: "ConcernAddressed",
+        issue_id: "7",
+        resolution: { concern_id: "B", fingerprint: "fp-B", resolution_kind: "trivial", note: "", resolved_by: "planner", resolved_at: "t" },
+      } as never),
     ];
     const state = { ...emptyState(), pending_concerns: [a] };
-    const lines = concernLineage("7", events, state, [{ id: "entry-a", title: "A", fingerprint: "fp-A", stale: false }], (id) => (id === "entry-a" ? [{ issue_id: "7", at: "t", seq: 1 }, { issue_id: "9", at: "t", seq: 2 }] : []));
+    const lines = concernLineage("7", events, state, [{ id: "entry-a", title: "A", fingerprint: "fp-A", stale: false }], (id) =>
+      id === "entry-a"
+        ? [
+            { issue_id: "7", at: "t", seq: 1 },
+            { issue_id: "9", at: "t", seq: 2 },
+          ]
+        : [],
+    );
     expect(lines.map((l) => [l.id, l.status])).toEqual([
       ["A", "claimed"],
       ["B", "settled"],
@@ -88,8 +165,39 @@ describe("EventIndex", () => {
       call("complexity_gate"),
       routed(2),
       call("planner"),
-      ev({ type: "ModelCall", issue_id: null, run_id: "r1", role: "executor", provider: "p", model: "m", route: "primary", cached: false, latency_ms: 1, input_tokens: 3, output_tokens: 1, cost_usd: 0.5, request_hash: "h", prompt_chars: 1 } as never),
-      ev({ type: "ModelCall", issue_id: null, run_id: "r1", role: "challenger", provider: "p", model: "m", route: "primary", cached: false, latency_ms: 1, input_tokens: 3, output_tokens: 1, cost_usd: 0.5, request_hash: "h", prompt_chars: 1, error: "down" } as never),
+      ev({
+        type: "ModelCall",
+        issue_id: null,
+        run_id: "r1",
+        role: "executor",
+        provider: "p",
+        model: "m",
+        route: "primary",
+        cached: false,
+        latency_ms: 1,
+        input_tokens: 3,
+        output_tokens: 1,
+        cost_usd: 0.5,
+        request_hash: "h",
+        prompt_chars: 1,
+      } as never),
+      ev({
+        type: "ModelCall",
+        issue_id: null,
+        run_id: "r1",
+        role: "challenger",
+        provider: "p",
+        model: "m",
+        route: "primary",
+        cached: false,
+        latency_ms: 1,
+        input_tokens: 3,
+        output_tokens: 1,
+        cost_usd: 0.5,
+        request_hash: "h",
+        prompt_chars: 1,
+        error: "down",
+      } as never),
     ]) {
       index.apply(e);
       index.apply(e); // twice is harmless

@@ -25,16 +25,28 @@ export function issueOf(req: ChatRequest): string | undefined {
 }
 
 export const CRIT: FindingSpec = { severity: "CRITICAL", category: "security", concern: "Nobody checked that the upload endpoint rejects oversized payloads" };
-export const HIGH: FindingSpec = { severity: "HIGH", category: "edge_cases", concern: "Acceptance criteria never mention concurrent writers to the same upload" };
+export const HIGH: FindingSpec = {
+  severity: "HIGH",
+  category: "edge_cases",
+  concern: "Acceptance criteria never mention concurrent writers to the same upload",
+};
 export const ADVICE: FindingSpec = { severity: "MEDIUM", category: "test_strategy", concern: "No test covers an upload interrupted halfway through" };
 
-export const HUMAN: FindingSpec = { severity: "CRITICAL", category: "compliance", concern: "Deleting an account must be confirmed by a person because legal retention rules apply", human_required: true };
+export const HUMAN: FindingSpec = {
+  severity: "CRITICAL",
+  category: "compliance",
+  concern: "Deleting an account must be confirmed by a person because legal retention rules apply",
+  human_required: true,
+};
 export const REJECT: FindingSpec = { severity: "HIGH", category: "correctness", concern: "The plan never says how a failed export is retried" };
 
 /** Issue texts: the first ships gaps; the second is related (the wiki is given to it); the third waits. */
 export const ISSUES = {
   shipped: { title: "Accept file uploads on the profile page", body: "Users attach a file of up to 10 MB through the upload endpoint." },
-  related: { title: "Resumable uploads", body: "The upload endpoint should accept oversized payloads in chunks, and cope with concurrent writers to the same upload." },
+  related: {
+    title: "Resumable uploads",
+    body: "The upload endpoint should accept oversized payloads in chunks, and cope with concurrent writers to the same upload.",
+  },
   waiting: { title: "Dark mode for the settings page", body: "People want a darker colour scheme at night." },
   hitl: { title: "Delete accounts on request", body: "A user can ask for their account and all its data to be deleted." },
   replan: { title: "Nightly export of invoices", body: "Accounting wants every invoice of the day exported as CSV at 02:00." },
@@ -110,7 +122,10 @@ export async function serveWorld(o: WorldOptions = {}): Promise<ServeWorld> {
   let delay = 0;
   const failing = new Set<string>();
   // Token counts as a real server reports them: about four characters a token.
-  const usage = (req: ChatRequest, content: string) => ({ prompt_tokens: Math.ceil(req.body.messages.reduce((n, m) => n + m.content.length, 0) / 4), completion_tokens: Math.ceil(content.length / 4) });
+  const usage = (req: ChatRequest, content: string) => ({
+    prompt_tokens: Math.ceil(req.body.messages.reduce((n, m) => n + m.content.length, 0) / 4),
+    completion_tokens: Math.ceil(content.length / 4),
+  });
   const reply = (req: ChatRequest, r: Reply): Reply => ({ ...r, delayMs: delay, ...(r.content !== undefined ? { usage: usage(req, r.content) } : {}) });
   const server = await startOpenAIServer((req): Reply => {
     if (failing.has(req.body.model)) return { status: 500, raw: JSON.stringify({ error: { message: "test: this model is down" } }) };
@@ -121,7 +136,12 @@ export async function serveWorld(o: WorldOptions = {}): Promise<ServeWorld> {
   const home = join(s.dir, "home");
   s.write("dissent.config.yaml", config(server.url, o.extraConfig, o.provider, o.budget));
   const run: ServeWorld["run"] = (args, opts = {}) =>
-    dissent(args, { cwd: s.dir, env: { DISSENT_HOME: home, ...o.env, ...opts.env }, timeoutMs: 120_000, ...(opts.input !== undefined ? { input: opts.input } : {}) });
+    dissent(args, {
+      cwd: s.dir,
+      env: { DISSENT_HOME: home, ...o.env, ...opts.env },
+      timeoutMs: 120_000,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+    });
   return {
     dir: s.dir,
     home,
@@ -204,7 +224,11 @@ export async function serve(w: Pick<ServeWorld, "dir" | "home">, args: string[] 
 }
 
 /** GET a route of a running server, parsed as JSON. */
-export async function getJson<T>(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: T; text: string; headers: Headers }> {
+export async function getJson<T>(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: T; text: string; headers: Headers }> {
   const res = await fetch(new URL(path, base), { headers });
   const text = await res.text();
   const json = (res.headers.get("content-type") ?? "").includes("application/json");

@@ -53,11 +53,43 @@ export const resolution = (concernId: string, over: Partial<ConcernResolution> =
 
 export const forwarded = (issue: string | null, c: Concern): NewEvent => ({ type: "ConcernForwarded", issue_id: issue, concern: c, reason: "advisory" });
 export const addressed = (issue: string | null, r: ConcernResolution): NewEvent => ({ type: "ConcernAddressed", issue_id: issue, resolution: r });
-export const started = (issue: string | null, stage: string, phase: StageRecord["phase"] = "plan"): NewEvent => ({ type: "AdversarialStageStarted", issue_id: issue, stage, phase, cycle: 1 });
-export const completed = (issue: string | null, run: StageRecord): NewEvent => ({ type: "AdversarialStageCompleted", issue_id: issue, stage: run.stage, phase: run.phase, cycle: run.cycle, stage_run: run });
-export const shipped = (issue: string | null, concerns: Concern[]): NewEvent => ({ type: "ShippedWithKnownGap", issue_id: issue, pr: 7, concerns, wiki_entries: [] });
-export const routed = (issue: string | null, route: "trivial" | "load_bearing"): NewEvent => ({ type: "ComplexityGateRouted", issue_id: issue, route, reason: "r", source: "label", cycle: 1 });
-export const label = (issue: string | null, n: number): NewEvent => ({ type: "LabelChanged", issue_id: issue, added: [`l${n}`], removed: [], labels: [`l${n}`] });
+export const started = (issue: string | null, stage: string, phase: StageRecord["phase"] = "plan"): NewEvent => ({
+  type: "AdversarialStageStarted",
+  issue_id: issue,
+  stage,
+  phase,
+  cycle: 1,
+});
+export const completed = (issue: string | null, run: StageRecord): NewEvent => ({
+  type: "AdversarialStageCompleted",
+  issue_id: issue,
+  stage: run.stage,
+  phase: run.phase,
+  cycle: run.cycle,
+  stage_run: run,
+});
+export const shipped = (issue: string | null, concerns: Concern[]): NewEvent => ({
+  type: "ShippedWithKnownGap",
+  issue_id: issue,
+  pr: 7,
+  concerns,
+  wiki_entries: [],
+});
+export const routed = (issue: string | null, route: "trivial" | "load_bearing"): NewEvent => ({
+  type: "ComplexityGateRouted",
+  issue_id: issue,
+  route,
+  reason: "r",
+  source: "label",
+  cycle: 1,
+});
+export const label = (issue: string | null, n: number): NewEvent => ({
+  type: "LabelChanged",
+  issue_id: issue,
+  added: [`l${n}`],
+  removed: [],
+  labels: [`l${n}`],
+});
 export const modelCall = (issue: string | null, over: { cached?: boolean; cost_usd?: number | null } = {}): NewEvent => ({
   type: "ModelCall",
   issue_id: issue,
@@ -92,16 +124,31 @@ const arbIssue = fc.constantFrom<string | null>(...ISSUES, null);
 /** Random events of three issues (and none), touching the same few concern ids; claims (settled: false) included. */
 export const arbEvent: fc.Arbitrary<NewEvent> = fc.oneof(
   fc
-    .record({ issue: arbIssue, id: fc.constantFrom(...IDS), severity: fc.constantFrom("CRITICAL", "HIGH", "MEDIUM", "LOW" as const), by: fc.constantFrom("spec", "review", "implement" as const) })
+    .record({
+      issue: arbIssue,
+      id: fc.constantFrom(...IDS),
+      severity: fc.constantFrom("CRITICAL", "HIGH", "MEDIUM", "LOW" as const),
+      by: fc.constantFrom("spec", "review", "implement" as const),
+    })
     .map(({ issue, id, severity, by }) => forwarded(issue, concern(id, { severity, must_address_by: by }))),
   fc
-    .record({ issue: arbIssue, id: fc.constantFrom(...IDS, "UNKNOWN"), kind: fc.constantFrom("trivial", "deferred", "ignored" as const), settled: fc.constantFrom<boolean | undefined>(undefined, true, false) })
+    .record({
+      issue: arbIssue,
+      id: fc.constantFrom(...IDS, "UNKNOWN"),
+      kind: fc.constantFrom("trivial", "deferred", "ignored" as const),
+      settled: fc.constantFrom<boolean | undefined>(undefined, true, false),
+    })
     .map(({ issue, id, kind, settled }) => addressed(issue, resolution(id, { resolution_kind: kind, ...(settled !== undefined ? { settled } : {}) }))),
   fc.record({ issue: arbIssue, stage: fc.constantFrom(...STAGES) }).map(({ issue, stage }) => started(issue, stage)),
   fc
     .record({ issue: arbIssue, stage: fc.constantFrom(...STAGES), rounds: fc.integer({ min: 0, max: 4 }) })
     .map(({ issue, stage, rounds }) => completed(issue, stageRun(stage, { rounds, retries: Math.max(0, rounds - 1) }))),
-  fc.record({ issue: arbIssue, ids: fc.subarray([...IDS]) }).map(({ issue, ids }) => shipped(issue, ids.map((id) => concern(id)))),
+  fc.record({ issue: arbIssue, ids: fc.subarray([...IDS]) }).map(({ issue, ids }) =>
+    shipped(
+      issue,
+      ids.map((id) => concern(id)),
+    ),
+  ),
   fc.record({ issue: arbIssue, route: fc.constantFrom("trivial", "load_bearing" as const) }).map(({ issue, route }) => routed(issue, route)),
   arbIssue.map((issue): NewEvent => ({ type: "LabelChanged", issue_id: issue, added: ["dissent-plan"], removed: [], labels: ["dissent-plan"] })),
   arbIssue.map((issue) => modelCall(issue)),

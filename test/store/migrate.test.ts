@@ -28,8 +28,16 @@ const ok = (r: CliResult) => {
 
 describe("dissent migrate --from-sqlite", () => {
   it("copies everything; issue list/show, events, wiki and replays read identically from PostgreSQL; a second migrate is refused", async () => {
-    w = await factoryWorld((model, _n, req) => (model === "spec.judge" ? { content: quoteUnderReview(req, JSON.stringify({ findings: [{ severity: "HIGH", category: "edge_cases", concern: GAP }] })) } : undefined));
-    const ids = [await w.newIssue("Accept file uploads on the profile page"), await w.newIssue("Fix the typo in the README", ["dissent-trivial"]), await w.newIssue("Add an audit log")];
+    w = await factoryWorld((model, _n, req) =>
+      model === "spec.judge"
+        ? { content: quoteUnderReview(req, JSON.stringify({ findings: [{ severity: "HIGH", category: "edge_cases", concern: GAP }] })) }
+        : undefined,
+    );
+    const ids = [
+      await w.newIssue("Accept file uploads on the profile page"),
+      await w.newIssue("Fix the typo in the README", ["dissent-trivial"]),
+      await w.newIssue("Add an audit log"),
+    ];
     ok(await w.run(["factory", "--once"]));
     await w.newIssue("Not planned yet");
     // Issue 1 merges: its HIGH gap becomes a wiki entry; issue 3's gap is resolved by hand.
@@ -63,7 +71,12 @@ describe("dissent migrate --from-sqlite", () => {
     const migrated = await pg(["migrate", "--from-sqlite", w.home, "--json"]);
     expect(migrated.code, migrated.stderr).toBe(0);
     const out = JSON.parse(migrated.stdout) as { copied: Record<string, number> };
-    expect(out.copied).toMatchObject({ issues: 4, plans: 3, wiki: 1, events: (JSON.parse(`[${before[reads.findIndex((a) => a[0] === "events" && a[1] === "--json")]?.trim().split("\n").join(",")}]`) as unknown[]).length });
+    expect(out.copied).toMatchObject({
+      issues: 4,
+      plans: 3,
+      wiki: 1,
+      events: (JSON.parse(`[${before[reads.findIndex((a) => a[0] === "events" && a[1] === "--json")]?.trim().split("\n").join(",")}]`) as unknown[]).length,
+    });
     expect(out.copied.cache).toBeGreaterThan(0);
     expect(migrated.stdout).not.toContain(url);
 
@@ -84,7 +97,9 @@ describe("dissent migrate --from-sqlite", () => {
 
     const again = await pg(["migrate", "--from-sqlite", w.home]);
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/^dissent: error: the PostgreSQL store at 127\.0\.0\.1:\d+\/\w+ is not empty \([^)]*5 issues[^)]*\): [^\n]*DROP SCHEMA dissent CASCADE[^\n]*\n$/);
+    expect(again.stderr).toMatch(
+      /^dissent: error: the PostgreSQL store at 127\.0\.0\.1:\d+\/\w+ is not empty \([^)]*5 issues[^)]*\): [^\n]*DROP SCHEMA dissent CASCADE[^\n]*\n$/,
+    );
   });
 
   it("one-line errors: no embedded store at HOME; a config that does not name PostgreSQL", async () => {

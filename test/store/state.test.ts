@@ -42,11 +42,24 @@ describe("AdversarialState: the fold of an issue's events", () => {
       [routed("i1", "load_bearing"), (s) => expect(s.route).toBe("load_bearing")],
       [started("i1", "discover", "discover"), (s) => expect([s.phase, s.current_stage]).toEqual(["discover", "discover"])],
       [forwarded("i1", concern("A")), (s) => expect(s.pending_concerns.map((c) => c.id)).toEqual(["A"])],
-      [completed("i1", stageRun("discover", { phase: "discover" })), (s) => expect([s.current_stage, s.stage_history.map((r) => r.stage)]).toEqual([null, ["discover"]])],
+      [
+        completed("i1", stageRun("discover", { phase: "discover" })),
+        (s) => expect([s.current_stage, s.stage_history.map((r) => r.stage)]).toEqual([null, ["discover"]]),
+      ],
       [started("i1", "plan_council"), (s) => expect([s.phase, s.current_stage]).toEqual(["plan", "plan_council"])],
       [forwarded("i1", concern("B")), (s) => expect(s.pending_concerns.map((c) => c.id)).toEqual(["A", "B"])],
-      [forwarded("i1", concern("A", { severity: "LOW", must_address_by: "implement" })), (s) => expect(s.pending_concerns.map((c) => [c.id, c.severity])).toEqual([["A", "LOW"], ["B", "HIGH"]])],
-      [addressed("i1", resolution("B")), (s) => expect([s.pending_concerns.map((c) => c.id), s.addressed_concerns.map((r) => r.concern_id)]).toEqual([["A"], ["B"]])],
+      [
+        forwarded("i1", concern("A", { severity: "LOW", must_address_by: "implement" })),
+        (s) =>
+          expect(s.pending_concerns.map((c) => [c.id, c.severity])).toEqual([
+            ["A", "LOW"],
+            ["B", "HIGH"],
+          ]),
+      ],
+      [
+        addressed("i1", resolution("B")),
+        (s) => expect([s.pending_concerns.map((c) => c.id), s.addressed_concerns.map((r) => r.concern_id)]).toEqual([["A"], ["B"]]),
+      ],
       [completed("i1", stageRun("plan_council")), (s) => expect(s.stage_history.map((r) => r.stage)).toEqual(["discover", "plan_council"])],
       [{ type: "LabelChanged", issue_id: "i1", added: ["dissent-ready"], removed: ["dissent-plan"], labels: ["dissent-ready"] }, () => undefined],
       [modelCall("i1"), () => undefined],
@@ -69,7 +82,11 @@ describe("AdversarialState: the fold of an issue's events", () => {
   });
 
   it("ConcernForwarded upserts by id: a re-forwarded concern replaces the old one in place", () => {
-    const s = fold(forwarded("i1", concern("A")), forwarded("i1", concern("B")), forwarded("i1", concern("A", { must_address_by: "implement", severity: "MEDIUM" })));
+    const s = fold(
+      forwarded("i1", concern("A")),
+      forwarded("i1", concern("B")),
+      forwarded("i1", concern("A", { must_address_by: "implement", severity: "MEDIUM" })),
+    );
     expect(s.pending_concerns).toEqual([concern("A", { must_address_by: "implement", severity: "MEDIUM" }), concern("B")]);
   });
 
@@ -109,7 +126,11 @@ describe("AdversarialState: the fold of an issue's events", () => {
   });
 
   it("StageCompleted appends its StageRun to stage_history, in order, repeats included", () => {
-    const runs = [stageRun("discover", { phase: "discover" }), stageRun("plan_council", { outcome: "oscillation", rounds: 2, retries: 1 }), stageRun("plan_council", { cycle: 2 })];
+    const runs = [
+      stageRun("discover", { phase: "discover" }),
+      stageRun("plan_council", { outcome: "oscillation", rounds: 2, retries: 1 }),
+      stageRun("plan_council", { cycle: 2 }),
+    ];
     expect(fold(...runs.map((r) => completed("i1", r))).stage_history).toEqual(runs);
   });
 
@@ -149,7 +170,9 @@ describe("AdversarialState: the fold of an issue's events", () => {
   });
 
   it("is a pure fold: folding the same events twice gives equal states, and the input is not mutated", () => {
-    const events: DissentEvent[] = [forwarded("i1", concern("A")), addressed("i1", resolution("A")), completed("i1", stageRun("spec", { phase: "spec" }))].map((e) => stamp(e));
+    const events: DissentEvent[] = [forwarded("i1", concern("A")), addressed("i1", resolution("A")), completed("i1", stageRun("spec", { phase: "spec" }))].map(
+      (e) => stamp(e),
+    );
     const frozen = JSON.stringify(events);
     expect(foldState(events)).toEqual(foldState(events));
     expect(JSON.stringify(events)).toBe(frozen);

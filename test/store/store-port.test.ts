@@ -138,7 +138,10 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
         },
         { type: "IssuePlanFailed", issue_id: "i1", cycle: 2, attempt: 1, error: "provider local is down", retry_at: "2026-05-17T12:05:00.000Z" },
       ]);
-      expect(await s.events({ issueId: "i1" })).toEqual([e, expect.objectContaining({ type: "IssuePlanFailed", attempt: 1, retry_at: "2026-05-17T12:05:00.000Z" })]);
+      expect(await s.events({ issueId: "i1" })).toEqual([
+        e,
+        expect.objectContaining({ type: "IssuePlanFailed", attempt: 1, retry_at: "2026-05-17T12:05:00.000Z" }),
+      ]);
     });
 
     it("redacts every string of an event before it is stored", async () => {
@@ -242,7 +245,9 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       const s = await store();
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.record({ events: fc.array(arbEvent, { minLength: 0, maxLength: 4 }), how: fc.constantFrom("append", "commit", "rollback" as const) }), { maxLength: 15 }),
+          fc.array(fc.record({ events: fc.array(arbEvent, { minLength: 0, maxLength: 4 }), how: fc.constantFrom("append", "commit", "rollback" as const) }), {
+            maxLength: 15,
+          }),
           async (batches) => {
             await backend.reset(s);
             const committed: NewEvent[] = [];
@@ -401,7 +406,14 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
     it("the second commit of the same stage returns false and writes nothing", async () => {
       const s = await store();
       await s.savePlan(plan("1"));
-      const commit: StageCommit = { issueId: "1", cycle: 1, stage: "plan_council", artifact: { name: "plan", content: "the plan" }, events: stageEvents("1", "plan_council", 1, "001"), concernSeq: 1 };
+      const commit: StageCommit = {
+        issueId: "1",
+        cycle: 1,
+        stage: "plan_council",
+        artifact: { name: "plan", content: "the plan" },
+        events: stageEvents("1", "plan_council", 1, "001"),
+        concernSeq: 1,
+      };
       expect(await s.commitStage(commit)).toBe(true);
       const events = await s.events();
       expect(events.map((e) => e.type)).toEqual(["AdversarialStageStarted", "ConcernForwarded", "AdversarialStageCompleted"]);
@@ -410,7 +422,12 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       const state = await s.state("1");
 
       // A committer that lost track (a retry after a crash) commits the same stage again, with other content.
-      const again: StageCommit = { ...commit, artifact: { name: "plan", content: "another plan" }, events: stageEvents("1", "plan_council", 1, "002"), concernSeq: 2 };
+      const again: StageCommit = {
+        ...commit,
+        artifact: { name: "plan", content: "another plan" },
+        events: stageEvents("1", "plan_council", 1, "002"),
+        concernSeq: 2,
+      };
       expect(await s.commitStage(again)).toBe(false);
       expect(await s.events()).toEqual(events);
       expect(await s.artifact("1", 1, "plan")).toBe("the plan");
@@ -422,7 +439,8 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       const a = await store();
       const b = await backend.reopen(a);
       await a.savePlan(plan("1"));
-      const commit = (s: Store, note: string) => s.commitStage({ issueId: "1", cycle: 1, stage: "discover", events: stageEvents("1", "discover", 1, note), concernSeq: 1 });
+      const commit = (s: Store, note: string) =>
+        s.commitStage({ issueId: "1", cycle: 1, stage: "discover", events: stageEvents("1", "discover", 1, note), concernSeq: 1 });
       const results = await Promise.all([commit(a, "a"), commit(b, "b"), commit(a, "c"), commit(b, "d")]);
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await a.events({ types: ["AdversarialStageCompleted"] })).toHaveLength(1);
@@ -438,7 +456,12 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       expect(await s.commitStage({ ...base, stage: "shape", events: stageEvents("1", "shape", 1, "002"), concernSeq: 2 })).toBe(true);
       expect(await s.commitStage({ ...base, cycle: 2, events: stageEvents("1", "discover", 2, "003"), concernSeq: 3 })).toBe(true);
       expect(await s.commitStage({ ...base, issueId: "2", events: stageEvents("2", "discover", 1, "004"), concernSeq: 1 })).toBe(true);
-      expect((await s.events({ types: ["AdversarialStageCompleted"] })).map((e) => [e.issue_id, e.type === "AdversarialStageCompleted" ? `${e.stage}/${e.cycle}` : ""])).toEqual([
+      expect(
+        (await s.events({ types: ["AdversarialStageCompleted"] })).map((e) => [
+          e.issue_id,
+          e.type === "AdversarialStageCompleted" ? `${e.stage}/${e.cycle}` : "",
+        ]),
+      ).toEqual([
         ["1", "discover/1"],
         ["1", "shape/1"],
         ["1", "discover/2"],

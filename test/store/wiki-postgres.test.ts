@@ -17,7 +17,24 @@ afterEach(async () => {
 });
 
 const entry = (fingerprint: string, title: string, extra = "") =>
-  ["---", `fingerprint: ${fingerprint}`, "severity: HIGH", "category: edge_cases", "confidence: low", "stale: false", "pr: 40", 'issue: "1"', "source: shipped-with-known-gap", "created: 2026-01-01T00:00:00.000Z", extra, "---", `# ${title}`, "", "Shipped with this gap.", ""]
+  [
+    "---",
+    `fingerprint: ${fingerprint}`,
+    "severity: HIGH",
+    "category: edge_cases",
+    "confidence: low",
+    "stale: false",
+    "pr: 40",
+    'issue: "1"',
+    "source: shipped-with-known-gap",
+    "created: 2026-01-01T00:00:00.000Z",
+    extra,
+    "---",
+    `# ${title}`,
+    "",
+    "Shipped with this gap.",
+    "",
+  ]
     .filter((l) => l !== "")
     .join("\n");
 
@@ -50,7 +67,10 @@ describe("dissent wiki on PostgreSQL", () => {
     expect(readFileSync(join(out, "oversized-bbbb2222.md"), "utf8")).toBe(entry("bbbb2222bbbb2222", "Oversized payloads are not rejected"));
 
     // A person marks one stale and rewords it, then imports the folder back.
-    writeFileSync(join(out, "oversized-bbbb2222.md"), entry("bbbb2222bbbb2222", "Oversized payloads are rejected since PR 52", "updated: 2026-06-01T00:00:00.000Z").replace("stale: false", "stale: true"));
+    writeFileSync(
+      join(out, "oversized-bbbb2222.md"),
+      entry("bbbb2222bbbb2222", "Oversized payloads are rejected since PR 52", "updated: 2026-06-01T00:00:00.000Z").replace("stale: false", "stale: true"),
+    );
     const back = await w.run(["wiki", "import", out]);
     expect(back.code, back.stderr).toBe(0);
     expect(back.stdout).toBe("imported 2 wiki entries\n");

@@ -135,7 +135,16 @@ export interface RunJson {
   };
   run: {
     run_id: string;
-    calls: { role: string; provider: string; model: string; route: "primary" | "secondary"; cached: boolean; latency_ms: number; input_tokens: number; output_tokens: number }[];
+    calls: {
+      role: string;
+      provider: string;
+      model: string;
+      route: "primary" | "secondary";
+      cached: boolean;
+      latency_ms: number;
+      input_tokens: number;
+      output_tokens: number;
+    }[];
   };
 }
 

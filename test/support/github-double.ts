@@ -129,7 +129,11 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
     description: l.description,
   });
   const labelOf = (name: string) => labels.get(name.toLowerCase());
-  const issueLabels = (i: IssueState) => i.labels.map((n) => labelOf(n)).filter((l): l is LabelState => l !== undefined).map(labelJson);
+  const issueLabels = (i: IssueState) =>
+    i.labels
+      .map((n) => labelOf(n))
+      .filter((l): l is LabelState => l !== undefined)
+      .map(labelJson);
   const issueJson = (i: IssueState) => ({
     id: 5000 + i.number,
     node_id: `I_${i.number}`,
@@ -156,7 +160,15 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
     closed_at: i.state === "closed" ? at : null,
     author_association: "OWNER",
     ...(i.pullRequest
-      ? { pull_request: { url: `${repoUrl()}/pulls/${i.number}`, html_url: `${html}/pull/${i.number}`, diff_url: `${html}/pull/${i.number}.diff`, patch_url: `${html}/pull/${i.number}.patch`, merged_at: null } }
+      ? {
+          pull_request: {
+            url: `${repoUrl()}/pulls/${i.number}`,
+            html_url: `${html}/pull/${i.number}`,
+            diff_url: `${html}/pull/${i.number}.diff`,
+            patch_url: `${html}/pull/${i.number}.patch`,
+            merged_at: null,
+          },
+        }
       : {}),
   });
   const commentJson = (c: CommentState) => ({
@@ -210,9 +222,19 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
     if (method === "POST" && rest === "/labels") {
       const name = String(input.name ?? "");
       if (labelOf(name)) {
-        return { status: 422, body: { message: "Validation Failed", errors: [{ resource: "Label", code: "already_exists", field: "name" }], documentation_url: `${DOCS}/issues/labels#create-a-label` } };
+        return {
+          status: 422,
+          body: {
+            message: "Validation Failed",
+            errors: [{ resource: "Label", code: "already_exists", field: "name" }],
+            documentation_url: `${DOCS}/issues/labels#create-a-label`,
+          },
+        };
       }
-      return { status: 201, body: labelJson(addLabel(name, String(input.color ?? "ededed"), typeof input.description === "string" ? input.description : null)) };
+      return {
+        status: 201,
+        body: labelJson(addLabel(name, String(input.color ?? "ededed"), typeof input.description === "string" ? input.description : null)),
+      };
     }
     if (method === "PATCH" && (m = /^\/issues\/comments\/(\d+)$/.exec(rest))) {
       const c = comments.find((x) => x.id === Number(m?.[1]));
@@ -236,7 +258,11 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
     if (method === "DELETE" && (m = /^\/labels\/(.+)$/.exec(sub))) {
       const name = decodeURIComponent(m[1] ?? "").toLowerCase();
       const at = issue.labels.findIndex((x) => x.toLowerCase() === name);
-      if (at < 0) return { status: 404, body: { message: "Label does not exist", documentation_url: `${DOCS}/issues/labels#remove-a-label-from-an-issue`, status: "404" } };
+      if (at < 0)
+        return {
+          status: 404,
+          body: { message: "Label does not exist", documentation_url: `${DOCS}/issues/labels#remove-a-label-from-an-issue`, status: "404" },
+        };
       issue.labels.splice(at, 1);
       return { status: 200, body: issueLabels(issue) };
     }
@@ -292,7 +318,11 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
         return;
       }
       if (failure.hang) return;
-      answer(res, { status: failure.status, body: failure.body ?? { message: `status ${failure.status}`, documentation_url: DOCS }, ...(failure.headers ? { headers: failure.headers } : {}) });
+      answer(res, {
+        status: failure.status,
+        body: failure.body ?? { message: `status ${failure.status}`, documentation_url: DOCS },
+        ...(failure.headers ? { headers: failure.headers } : {}),
+      });
       return;
     }
     const auth = /^(?:token|bearer) (.+)$/i.exec(req.headers.authorization ?? "")?.[1];
@@ -329,7 +359,8 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
       return issue;
     },
     addLabel,
-    writes: () => requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${decodeURIComponent(r.path.slice(`/repos/${owner}/${repoName}`.length))}`),
+    writes: () =>
+      requests.filter((r) => r.method !== "GET").map((r) => `${r.method} ${decodeURIComponent(r.path.slice(`/repos/${owner}/${repoName}`.length))}`),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

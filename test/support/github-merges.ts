@@ -25,7 +25,17 @@ export function closeIssue(gh: GithubDouble, issue: number, pr?: ClosingPullRequ
   const sha = pr ? (pr.sha ?? `${String(pr.number).padStart(7, "0")}${"a".repeat(33)}`) : null;
   const actor = { login: "octocat", id: 2, type: "User", site_admin: false };
   const events = [
-    { id: 9_000 + issue, node_id: `LE_${issue}`, url: `${gh.url}${repo}/issues/events/${9_000 + issue}`, actor, event: "labeled", commit_id: null, commit_url: null, created_at: AT, label: { name: "bug", color: "d73a4a" } },
+    {
+      id: 9_000 + issue,
+      node_id: `LE_${issue}`,
+      url: `${gh.url}${repo}/issues/events/${9_000 + issue}`,
+      actor,
+      event: "labeled",
+      commit_id: null,
+      commit_url: null,
+      created_at: AT,
+      label: { name: "bug", color: "d73a4a" },
+    },
     {
       id: 9_500 + issue,
       node_id: `CE_${issue}`,

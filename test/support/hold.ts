@@ -32,7 +32,9 @@ export const requestText = (req: ChatRequest): string => req.body.messages.map((
 
 export type Answer = string | Reply | ((req: ChatRequest, n: number) => string | Reply | Promise<string | Reply>);
 
-export const findings = (list: { severity: string; concern: string; category?: string; evidence?: string; dimension?: string; human_required?: boolean }[] = []) => JSON.stringify({ findings: list });
+export const findings = (
+  list: { severity: string; concern: string; category?: string; evidence?: string; dimension?: string; human_required?: boolean }[] = [],
+) => JSON.stringify({ findings: list });
 
 /** The artifact a producer writes by default (critics can quote its sentence as evidence). */
 export const defaultArtifact = (role: string) => `# ${role} artifact\n\nA plain, stable draft from ${role} for this issue.\n`;
@@ -123,13 +125,22 @@ export function ok(r: CliResult, what: string): CliResult {
   return r;
 }
 
-export async function holdWorld(script: Partial<Record<string, Answer>> = {}, config: HoldConfig | ((url: string) => string) = {}, env: Record<string, string> = {}): Promise<HoldWorld> {
+export async function holdWorld(
+  script: Partial<Record<string, Answer>> = {},
+  config: HoldConfig | ((url: string) => string) = {},
+  env: Record<string, string> = {},
+): Promise<HoldWorld> {
   const s = scratch("dissent-hold-");
   const server = await startOpenAIServer(council(script));
   const home = join(s.dir, "home");
   s.write("dissent.config.yaml", typeof config === "function" ? config(server.url) : holdConfig(server.url, config));
   const run: HoldWorld["run"] = (args, opts = {}) =>
-    dissent(args, { cwd: s.dir, env: { DISSENT_HOME: home, ...env, ...opts.env }, timeoutMs: opts.timeoutMs ?? 90_000, ...(opts.input !== undefined ? { input: opts.input } : {}) });
+    dissent(args, {
+      cwd: s.dir,
+      env: { DISSENT_HOME: home, ...env, ...opts.env },
+      timeoutMs: opts.timeoutMs ?? 90_000,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+    });
   const w: HoldWorld = {
     dir: s.dir,
     home,
@@ -214,7 +225,10 @@ export const cliLine = (args: string[]) => [process.execPath, BIN, ...args].map(
  * Runs the CLI under a pseudo-terminal of `cols` columns (util-linux `script`): stderr (and stdout,
  * unless `stdoutTo` names a file for it) is the terminal, and what the terminal showed comes back as stdout.
  */
-export function underPty(args: string[], opts: { cwd: string; env?: Record<string, string>; cols: number; timeoutMs?: number; stdoutTo?: string }): Promise<CliResult> {
+export function underPty(
+  args: string[],
+  opts: { cwd: string; env?: Record<string, string>; cols: number; timeoutMs?: number; stdoutTo?: string },
+): Promise<CliResult> {
   const line = `stty cols ${opts.cols} rows 40; exec ${cliLine(args)}${opts.stdoutTo ? ` > ${q(opts.stdoutTo)}` : ""}`;
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qfec", line, "/dev/null"], {
@@ -282,7 +296,8 @@ export function dissentUnprivileged(args: string[], opts: { cwd: string; env: Re
   let argv = [process.execPath, BIN, ...args];
   if (isRoot()) {
     const prefix = unprivilegedPrefix();
-    if (!prefix) throw new Error("running as root, and neither `runuser -u nobody` nor `unshare --map-user` can run the built CLI here, so file modes cannot be tested");
+    if (!prefix)
+      throw new Error("running as root, and neither `runuser -u nobody` nor `unshare --map-user` can run the built CLI here, so file modes cannot be tested");
     argv = [...prefix, ...argv];
   }
   return new Promise((resolve, reject) => {

@@ -42,6 +42,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    if (cluster) await cluster.then((c) => c.stop(), () => undefined);
+    if (cluster)
+      await cluster.then(
+        (c) => c.stop(),
+        () => undefined,
+      );
   };
 }

@@ -368,9 +368,7 @@ export async function freshDatabase(): Promise<string> {
   const { inject } = await import("vitest");
   const broker = inject("pgBroker");
   if (!broker) {
-    throw new Error(
-      "freshDatabase(): no PostgreSQL broker. Add test/support/pg-global-setup.ts to `globalSetup` in vitest.config.ts.",
-    );
+    throw new Error("freshDatabase(): no PostgreSQL broker. Add test/support/pg-global-setup.ts to `globalSetup` in vitest.config.ts.");
   }
   const res = await fetch(`${broker}/database`, { method: "POST" });
   const body = (await res.json()) as { url?: string; error?: string };

@@ -14,7 +14,8 @@ export function quoteUnderReview(req: ChatRequest, content: string): string {
   if (!reply || typeof reply !== "object" || !Array.isArray((reply as { findings?: unknown }).findings)) return content;
   const text = readDataBlocks(requestText(req)).find((b) => b.kind === "under_review")?.text ?? "";
   const line = text.split("\n").find((l) => !l.startsWith("#") && l.split(/\s+/).filter((w) => /[a-z0-9]/i.test(w)).length >= 3) ?? text;
-  const list = (reply as { findings: { severity?: string; evidence?: string }[] }).findings.map((f) => (f.evidence === undefined && (f.severity === "CRITICAL" || f.severity === "HIGH") ? { evidence: line, ...f } : f));
+  const list = (reply as { findings: { severity?: string; evidence?: string }[] }).findings.map((f) =>
+    f.evidence === undefined && (f.severity === "CRITICAL" || f.severity === "HIGH") ? { evidence: line, ...f } : f,
+  );
   return JSON.stringify({ ...(reply as object), findings: list });
 }
-

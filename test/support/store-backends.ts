@@ -71,7 +71,9 @@ function sqliteBackend(): Backend {
       const { default: Database } = await import("better-sqlite3");
       const db = new Database(join(where(s).home, "dissent.db"));
       try {
-        db.exec("DELETE FROM events; DELETE FROM adversarial_state; DELETE FROM plans; DELETE FROM artifacts; DELETE FROM leases; DELETE FROM issues; DELETE FROM cache; DELETE FROM sqlite_sequence");
+        db.exec(
+          "DELETE FROM events; DELETE FROM adversarial_state; DELETE FROM plans; DELETE FROM artifacts; DELETE FROM leases; DELETE FROM issues; DELETE FROM cache; DELETE FROM sqlite_sequence",
+        );
       } finally {
         db.close();
       }

@@ -43,7 +43,11 @@ export interface TinyGgufOptions {
   eosAfter?: string;
 }
 
-export interface TinyGguf { path: string; bytes: number; sha256: string }
+export interface TinyGguf {
+  path: string;
+  bytes: number;
+  sha256: string;
+}
 
 // --- GGUF value types and tensor types (gguf.md) -------------------------------------------------------
 const T = { UINT32: 4, INT32: 5, FLOAT32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as const;
@@ -92,13 +96,20 @@ function array(elementType: number, items: Buffer[]): Buffer {
 function encodeKv(key: string, v: MetaValue): Buffer {
   const head = str(key);
   switch (v.type) {
-    case "u32": return Buffer.concat([head, u32(T.UINT32), u32(v.value)]);
-    case "f32": return Buffer.concat([head, u32(T.FLOAT32), f32(v.value)]);
-    case "bool": return Buffer.concat([head, u32(T.BOOL), Buffer.from([v.value ? 1 : 0])]);
-    case "str": return Buffer.concat([head, u32(T.STRING), str(v.value)]);
-    case "strs": return Buffer.concat([head, array(T.STRING, v.value.map(str))]);
-    case "f32s": return Buffer.concat([head, array(T.FLOAT32, v.value.map(f32))]);
-    case "i32s": return Buffer.concat([head, array(T.INT32, v.value.map(i32))]);
+    case "u32":
+      return Buffer.concat([head, u32(T.UINT32), u32(v.value)]);
+    case "f32":
+      return Buffer.concat([head, u32(T.FLOAT32), f32(v.value)]);
+    case "bool":
+      return Buffer.concat([head, u32(T.BOOL), Buffer.from([v.value ? 1 : 0])]);
+    case "str":
+      return Buffer.concat([head, u32(T.STRING), str(v.value)]);
+    case "strs":
+      return Buffer.concat([head, array(T.STRING, v.value.map(str))]);
+    case "f32s":
+      return Buffer.concat([head, array(T.FLOAT32, v.value.map(f32))]);
+    case "i32s":
+      return Buffer.concat([head, array(T.INT32, v.value.map(i32))]);
   }
 }
 
@@ -122,8 +133,7 @@ function vocabulary(): { tokens: string[]; types: number[] } {
   const bytes = Array.from({ length: 256 }, (_, i) => `<0x${i.toString(16).toUpperCase().padStart(2, "0")}>`);
   return {
     tokens: ["<unk>", "<s>", "</s>", ...bytes, "\u2581"],
-    types: [TOKEN_TYPE.UNKNOWN, TOKEN_TYPE.CONTROL, TOKEN_TYPE.CONTROL, ...bytes.map(() => TOKEN_TYPE.BYTE),
-      TOKEN_TYPE.NORMAL],
+    types: [TOKEN_TYPE.UNKNOWN, TOKEN_TYPE.CONTROL, TOKEN_TYPE.CONTROL, ...bytes.map(() => TOKEN_TYPE.BYTE), TOKEN_TYPE.NORMAL],
   };
 }
 
@@ -203,7 +213,12 @@ function llamaTensors(rand: () => number, layers: number, embd: number, vocab: n
 }
 
 // --- File assembly ----------------------------------------------------------------------------------------
-interface Shape { layers: number; embd: number; heads: number; ff: number }
+interface Shape {
+  layers: number;
+  embd: number;
+  heads: number;
+  ff: number;
+}
 
 /** The keys llama.cpp reads for a llama model and its SentencePiece tokenizer. */
 function metadata(arch: string, name: string, shape: Shape, contextLength: number, chatTemplate?: string): [string, MetaValue][] {
@@ -252,10 +267,7 @@ function assemble(kv: [string, MetaValue][], tensors: Tensor[]): Buffer {
     data.push(bytes, Buffer.alloc(padTo(bytes.length)));
     offset += bytes.length + padTo(bytes.length);
   }
-  const head = Buffer.concat([
-    Buffer.from("GGUF", "ascii"), u32(3), u64(tensors.length), u64(kv.length),
-    ...kv.map(([k, v]) => encodeKv(k, v)), ...infos,
-  ]);
+  const head = Buffer.concat([Buffer.from("GGUF", "ascii"), u32(3), u64(tensors.length), u64(kv.length), ...kv.map(([k, v]) => encodeKv(k, v)), ...infos]);
   return Buffer.concat([head, Buffer.alloc(padTo(head.length)), ...data]);
 }
 

@@ -36,10 +36,20 @@ function staticGraph(entry: string): { files: Set<string>; packages: Set<string>
 
 describe("with telemetry off", () => {
   it("the CLI's and the library's static import graphs hold neither src/telemetry nor the OpenTelemetry SDK", () => {
-    for (const entry of [BIN, fileURLToPath(new URL("../../dist/index.js", import.meta.url)), fileURLToPath(new URL("../../dist/dissent.js", import.meta.url))]) {
+    for (const entry of [
+      BIN,
+      fileURLToPath(new URL("../../dist/index.js", import.meta.url)),
+      fileURLToPath(new URL("../../dist/dissent.js", import.meta.url)),
+    ]) {
       const { files, packages } = staticGraph(entry);
-      expect([...files].filter((f) => f.includes("/telemetry/")), entry).toEqual([]);
-      expect([...packages].filter((p) => p.startsWith("@opentelemetry/") && p !== "@opentelemetry/api"), entry).toEqual([]);
+      expect(
+        [...files].filter((f) => f.includes("/telemetry/")),
+        entry,
+      ).toEqual([]);
+      expect(
+        [...packages].filter((p) => p.startsWith("@opentelemetry/") && p !== "@opentelemetry/api"),
+        entry,
+      ).toEqual([]);
     }
   });
 
@@ -57,7 +67,10 @@ describe("with telemetry off", () => {
   async function loadedBy(world: ServeWorld, args: string[], env: Record<string, string> = {}): Promise<string[]> {
     scratchDir = mkdtempSync(join(tmpdir(), "dissent-loads-"));
     const log = join(scratchDir, "loaded.txt");
-    writeFileSync(join(scratchDir, "hooks.mjs"), 'import { appendFileSync } from "node:fs";\nexport async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.DISSENT_LOAD_LOG, r.url + "\\n"); return r; }\n');
+    writeFileSync(
+      join(scratchDir, "hooks.mjs"),
+      'import { appendFileSync } from "node:fs";\nexport async function resolve(s, c, next) { const r = await next(s, c); appendFileSync(process.env.DISSENT_LOAD_LOG, r.url + "\\n"); return r; }\n',
+    );
     writeFileSync(join(scratchDir, "register.mjs"), 'import { register } from "node:module";\nregister("./hooks.mjs", import.meta.url);\n');
     const code = await new Promise<number | null>((done, fail) => {
       const child = spawn(process.execPath, ["--import", join(scratchDir ?? "", "register.mjs"), BIN, ...args], {
@@ -75,12 +88,18 @@ describe("with telemetry off", () => {
   it("a run and a plan load none of it; with an endpoint they do", async () => {
     w = await serveWorld();
     const id = await w.newIssue("Quick", "A trivial issue.", ["dissent-trivial"]);
-    for (const args of [["run", "--audit", "hello"], ["issue", "plan", id]]) {
+    for (const args of [
+      ["run", "--audit", "hello"],
+      ["issue", "plan", id],
+    ]) {
       const loaded = await loadedBy(w, args);
       expect(loaded.length).toBeGreaterThan(10);
       // (@opentelemetry/api itself comes with the AI SDK, which instruments its own calls; ours is the rest.
       // The CLI is one bundle, so dissent's own telemetry shows as the SDK packages it imports.)
-      expect(loaded.filter((u) => /@opentelemetry\/(?!api\/)/.test(u)), args.join(" ")).toEqual([]);
+      expect(
+        loaded.filter((u) => /@opentelemetry\/(?!api\/)/.test(u)),
+        args.join(" "),
+      ).toEqual([]);
     }
     r = await startReceiver();
     const loaded = await loadedBy(w, ["run", "--audit", "hello again"], { OTEL_EXPORTER_OTLP_ENDPOINT: r.url });

@@ -25,7 +25,10 @@ const PROMPT = "How large may an upload be on the zebra-quartz profile page?";
 
 async function tracedWorld(extra = ""): Promise<{ w: ServeWorld; r: Receiver }> {
   const receiver = await startReceiver();
-  const world = await serveWorld({ extraConfig: `telemetry: { otlp_endpoint: "${receiver.url}", service_name: dissent-test }\n${extra}`, provider: "max_tokens: 512" });
+  const world = await serveWorld({
+    extraConfig: `telemetry: { otlp_endpoint: "${receiver.url}", service_name: dissent-test }\n${extra}`,
+    provider: "max_tokens: 512",
+  });
   w = world;
   r = receiver;
   return { w: world, r: receiver };
@@ -45,7 +48,12 @@ describe("traces of issue plan", () => {
 
     const [root, ...others] = named(spans, "invoke_workflow dissent.issue_plan");
     expect(others).toHaveLength(0);
-    expect(root?.attrs).toMatchObject({ "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "dissent.issue_plan", "dissent.issue.id": id, "dissent.plan.status": "ready" });
+    expect(root?.attrs).toMatchObject({
+      "gen_ai.operation.name": "invoke_workflow",
+      "gen_ai.workflow.name": "dissent.issue_plan",
+      "dissent.issue.id": id,
+      "dissent.plan.status": "ready",
+    });
     expect(root?.resource["service.name"]).toBe("dissent-test");
     expect(spans.every((s) => s.traceId === root?.traceId)).toBe(true);
 
@@ -65,7 +73,13 @@ describe("traces of issue plan", () => {
     for (const c of chats) {
       expect(c.kind).toBe(3); // SPAN_KIND_CLIENT
       expect(c.name).toBe(`chat ${String(c.attrs["gen_ai.request.model"])}`);
-      expect(c.attrs).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "local", "gen_ai.request.seed": 7, "gen_ai.request.temperature": 0, "gen_ai.request.max_tokens": 512 });
+      expect(c.attrs).toMatchObject({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "local",
+        "gen_ai.request.seed": 7,
+        "gen_ai.request.temperature": 0,
+        "gen_ai.request.max_tokens": 512,
+      });
       expect(c.attrs["gen_ai.usage.input_tokens"]).toBeGreaterThan(0);
       expect(c.attrs["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
       expect(c.attrs["gen_ai.response.finish_reasons"]).toEqual(["stop"]);
@@ -78,10 +92,16 @@ describe("traces of issue plan", () => {
 
     // Every critic's vote: a gen_ai.evaluation.result event named after the role, labelled by severity.
     const votes = rounds.flatMap((x) => x.events.filter((e) => e.name === "gen_ai.evaluation.result"));
-    const critics = chats.filter((c) => /council|judge/.test(String(c.attrs["dissent.stage"])) && !/brief|writer|planner|generator/.test(String(c.attrs["dissent.role"])));
+    const critics = chats.filter(
+      (c) => /council|judge/.test(String(c.attrs["dissent.stage"])) && !/brief|writer|planner|generator/.test(String(c.attrs["dissent.role"])),
+    );
     expect(votes).toHaveLength(critics.length);
     const sharpener = votes.filter((v) => v.attrs["gen_ai.evaluation.name"] === "discovery.problem_sharpener");
-    expect(sharpener[0]?.attrs).toMatchObject({ "gen_ai.evaluation.score.label": "CRITICAL", "gen_ai.evaluation.score.value": 1, "gen_ai.evaluation.explanation": "1 CRITICAL" });
+    expect(sharpener[0]?.attrs).toMatchObject({
+      "gen_ai.evaluation.score.label": "CRITICAL",
+      "gen_ai.evaluation.score.value": 1,
+      "gen_ai.evaluation.explanation": "1 CRITICAL",
+    });
     const quiet = votes.find((v) => v.attrs["gen_ai.evaluation.name"] === "shape.challenger");
     expect(quiet?.attrs).toMatchObject({ "gen_ai.evaluation.score.label": "NONE", "gen_ai.evaluation.score.value": 0 });
   });
@@ -105,7 +125,9 @@ describe("traces of issue plan", () => {
     expect(withContent).toContain("zebra-quartz");
     expect(withContent).toContain("Uploads over 10 MB");
     const exec = traced.r.spans().find((s) => s.attrs["dissent.role"] === "executor");
-    expect(JSON.parse(String(exec?.attrs["gen_ai.input.messages"]))).toEqual([{ role: "user", parts: [{ type: "text", content: expect.stringContaining("zebra-quartz") }] }]);
+    expect(JSON.parse(String(exec?.attrs["gen_ai.input.messages"]))).toEqual([
+      { role: "user", parts: [{ type: "text", content: expect.stringContaining("zebra-quartz") }] },
+    ]);
   });
 });
 
@@ -120,7 +142,11 @@ describe("traces of run", () => {
     expect(root?.attrs).toMatchObject({ "gen_ai.operation.name": "invoke_workflow", "gen_ai.workflow.name": "dissent.run", "dissent.run.id": runId });
     expect(spans.filter((s) => s.parentSpanId === root?.spanId).map((s) => s.name)).toEqual(["chat executor", "chat challenger"]);
     const verdict = root?.events.find((e) => e.name === "gen_ai.evaluation.result");
-    expect(verdict?.attrs).toMatchObject({ "gen_ai.evaluation.name": "challenger", "gen_ai.evaluation.score.label": "pass", "gen_ai.evaluation.score.value": 0 });
+    expect(verdict?.attrs).toMatchObject({
+      "gen_ai.evaluation.name": "challenger",
+      "gen_ai.evaluation.score.label": "pass",
+      "gen_ai.evaluation.score.value": 0,
+    });
   });
 
   it("marks a failed call with error.type and a failed challenger on its verdict", async () => {

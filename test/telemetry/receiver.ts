@@ -33,9 +33,9 @@ export interface Span extends Omit<OtlpSpan, "attributes" | "events"> {
   resource: Record<string, unknown>;
 }
 
-const valueOf = (v: AnyValue): unknown =>
-  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values?.map(valueOf);
-const attrsOf = (list: KeyValue[] = []) => Object.fromEntries(list.map((kv) => [kv.key, valueOf(kv.value)]));
+const attrValue = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : undefined) ?? v.doubleValue ?? v.boolValue ?? v.arrayValue?.values?.map(attrValue);
+const attrsOf = (list: KeyValue[] = []) => Object.fromEntries(list.map((kv) => [kv.key, attrValue(kv.value)]));
 
 /** A local OTLP/HTTP receiver (JSON): what a collector would get. */
 export interface Receiver {
@@ -75,7 +75,12 @@ export async function startReceiver(): Promise<Receiver> {
           for (const ss of rs.scopeSpans ?? []) {
             for (const sp of ss.spans ?? []) {
               const { attributes, events, ...rest } = sp;
-              out.push({ ...rest, attrs: attrsOf(attributes), events: (events ?? []).map((e) => ({ name: e.name, attrs: attrsOf(e.attributes) })), resource: attrsOf(rs.resource?.attributes) });
+              out.push({
+                ...rest,
+                attrs: attrsOf(attributes),
+                events: (events ?? []).map((e) => ({ name: e.name, attrs: attrsOf(e.attributes) })),
+                resource: attrsOf(rs.resource?.attributes),
+              });
             }
           }
         }

@@ -26,15 +26,26 @@ const issueReads = () => gh.requests.filter((r) => r.path === "/repos/acme/widge
 
 describe("GitHub tracker: failures are one line naming the repo and what to do", () => {
   it("401: a bad token names its variable, never its value, and is not retried", async () => {
-    const message = await failure(trackerOn(gh, { env: { GH_PAT: "ghp_wrongTOKEN0987654321" }, config: { token_env: "GH_PAT" } }).get("12"), "ghp_wrongTOKEN0987654321");
-    expect(message).toBe("GitHub rejected the token in GH_PAT (401) for acme/widgets while reading issue #12: check the token; it may be mistyped, revoked or expired");
+    const message = await failure(
+      trackerOn(gh, { env: { GH_PAT: "ghp_wrongTOKEN0987654321" }, config: { token_env: "GH_PAT" } }).get("12"),
+      "ghp_wrongTOKEN0987654321",
+    );
+    expect(message).toBe(
+      "GitHub rejected the token in GH_PAT (401) for acme/widgets while reading issue #12: check the token; it may be mistyped, revoked or expired",
+    );
     expect(issueReads()).toBe(1);
   });
 
   it("403 without a rate limit: no access, with what GitHub said (redacted) and what to do", async () => {
-    gh.fail({ status: 403, times: Infinity, body: { message: `Resource not accessible by personal access token ${TOKEN}`, documentation_url: "https://docs.github.com/rest" } });
+    gh.fail({
+      status: 403,
+      times: Infinity,
+      body: { message: `Resource not accessible by personal access token ${TOKEN}`, documentation_url: "https://docs.github.com/rest" },
+    });
     const message = await failure(trackerOn(gh).get("12"));
-    expect(message).toMatch(/^GitHub denied access \(403\) to acme\/widgets while reading issue #12 \(GitHub: Resource not accessible by personal access token \[redacted\]\)/);
+    expect(message).toMatch(
+      /^GitHub denied access \(403\) to acme\/widgets while reading issue #12 \(GitHub: Resource not accessible by personal access token \[redacted\]\)/,
+    );
     expect(message).toContain("give the token in GITHUB_TOKEN read and write access");
     expect(issueReads()).toBe(1);
   });
@@ -65,7 +76,9 @@ describe("GitHub tracker: failures are one line naming the repo and what to do",
   it("403 rate limit: at most two waits, then one line with the reset time", async () => {
     gh.fail(rateLimited(1, Infinity));
     const message = await failure(trackerOn(gh).get("12"));
-    expect(message).toMatch(/^GitHub's API rate limit for the token in GITHUB_TOKEN is used up \(403\) for acme\/widgets while reading issue #12; it resets at \d\d:\d\d:\d\d UTC: wait until then/);
+    expect(message).toMatch(
+      /^GitHub's API rate limit for the token in GITHUB_TOKEN is used up \(403\) for acme\/widgets while reading issue #12; it resets at \d\d:\d\d:\d\d UTC: wait until then/,
+    );
     expect(issueReads()).toBe(3);
   });
 
@@ -82,7 +95,9 @@ describe("GitHub tracker: failures are one line naming the repo and what to do",
 
     gh.fail(secondaryRateLimited(2, Infinity));
     const message = await failure(trackerOn(gh).get("12"));
-    expect(message).toBe("GitHub's secondary rate limit stopped requests (429) for acme/widgets while reading issue #12: wait 2 s and run the command again, one dissent at a time");
+    expect(message).toBe(
+      "GitHub's secondary rate limit stopped requests (429) for acme/widgets while reading issue #12: wait 2 s and run the command again, one dissent at a time",
+    );
     expect(issueReads()).toBe(2 + 3);
   });
 
@@ -93,14 +108,18 @@ describe("GitHub tracker: failures are one line naming the repo and what to do",
 
     gh.fail({ status: 500, times: Infinity });
     const message = await failure(trackerOn(gh).get("12"));
-    expect(message).toBe(`GitHub kept failing (500, after retries) for acme/widgets while reading issue #12: try again later, or check the server at ${gh.url}`);
+    expect(message).toBe(
+      `GitHub kept failing (500, after retries) for acme/widgets while reading issue #12: try again later, or check the server at ${gh.url}`,
+    );
     expect(issueReads()).toBe(2 + 3);
   });
 
   it("network down: names the address and the repo", async () => {
     gh.fail({ status: 0, destroy: true, times: Infinity });
     const dropped = await failure(trackerOn(gh).get("12"));
-    expect(dropped).toMatch(new RegExp(`^cannot reach GitHub at ${gh.url} for acme/widgets while reading issue #12 \\(.+\\): check the network connection and tracker.base_url`));
+    expect(dropped).toMatch(
+      new RegExp(`^cannot reach GitHub at ${gh.url} for acme/widgets while reading issue #12 \\(.+\\): check the network connection and tracker.base_url`),
+    );
     expect(issueReads()).toBe(3);
 
     await gh.close();
@@ -110,12 +129,20 @@ describe("GitHub tracker: failures are one line naming the repo and what to do",
   it("a request that gets no answer times out, is retried, then is one line", async () => {
     gh.fail({ status: 0, hang: true, times: Infinity });
     const message = await failure(trackerOn(gh, { options: { requestTimeoutMs: 100 } }).get("12"));
-    expect(message).toBe(`GitHub at ${gh.url} did not answer within 100 ms (after retries) for acme/widgets while reading issue #12: check the network connection and tracker.base_url (${gh.url}), then run the command again`);
+    expect(message).toBe(
+      `GitHub at ${gh.url} did not answer within 100 ms (after retries) for acme/widgets while reading issue #12: check the network connection and tracker.base_url (${gh.url}), then run the command again`,
+    );
     expect(issueReads()).toBe(3);
   });
 
   it("errors of writes name the step: a 403 on creating labels", async () => {
-    gh.fail({ method: "POST", path: /\/labels$/, status: 403, times: Infinity, body: { message: "Must have admin rights to Repository.", documentation_url: "https://docs.github.com/rest" } });
+    gh.fail({
+      method: "POST",
+      path: /\/labels$/,
+      status: 403,
+      times: Infinity,
+      body: { message: "Must have admin rights to Repository.", documentation_url: "https://docs.github.com/rest" },
+    });
     const message = await failure(trackerOn(gh).setLabels("12", { add: ["dissent-plan"], remove: ["dissent-find"] }));
     expect(message).toMatch(/^GitHub denied access \(403\) to acme\/widgets while creating the label dissent-/);
     expect(gh.issues.get(12)?.labels).toEqual(["dissent-find"]);

@@ -11,7 +11,10 @@ export function githubConfig(d: GithubDouble, over: Partial<Extract<TrackerConfi
 }
 
 /** A GitHub tracker on the double, with the double's token unless `env` says otherwise. */
-export function trackerOn(d: GithubDouble, opts: { env?: Record<string, string>; config?: Partial<Extract<TrackerConfig, { type: "github" }>>; options?: GithubOptions } = {}): Tracker {
+export function trackerOn(
+  d: GithubDouble,
+  opts: { env?: Record<string, string>; config?: Partial<Extract<TrackerConfig, { type: "github" }>>; options?: GithubOptions } = {},
+): Tracker {
   return githubTracker(githubConfig(d, opts.config), opts.env ?? { GITHUB_TOKEN: d.token }, "dissent.config.yaml", { ...FAST, ...opts.options });
 }
 

@@ -106,7 +106,9 @@ describe("GitHub tracker: issues", () => {
 
   it("refuses a write spacing knob that is not a number of milliseconds", () => {
     const env = { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "fast" };
-    expect(() => githubTracker(githubConfig(gh), env, "dissent.config.yaml")).toThrow(/DISSENT_GITHUB_WRITE_INTERVAL_MS must be a number of milliseconds, not 'fast'/);
+    expect(() => githubTracker(githubConfig(gh), env, "dissent.config.yaml")).toThrow(
+      /DISSENT_GITHUB_WRITE_INTERVAL_MS must be a number of milliseconds, not 'fast'/,
+    );
   });
 
   it("sends the token from token_env, and only to the configured base_url", async () => {
@@ -140,7 +142,11 @@ describe("GitHub tracker: the plan comment", () => {
     expect(c?.body).not.toContain("Second plan.");
     expect(c?.body).toContain("Pending concerns (0)");
     expect(gh.comments).toHaveLength(2); // the person's quote, and ours
-    expect(gh.writes().filter((w) => w.includes("comments"))).toEqual(["POST /issues/12/comments", "PATCH /issues/comments/" + String(first?.id), "PATCH /issues/comments/" + String(first?.id)]);
+    expect(gh.writes().filter((w) => w.includes("comments"))).toEqual([
+      "POST /issues/12/comments",
+      "PATCH /issues/comments/" + String(first?.id),
+      "PATCH /issues/comments/" + String(first?.id),
+    ]);
   });
 
   it("leaves an unchanged plan comment alone, and posts it again if it was deleted", async () => {

@@ -73,7 +73,12 @@ describe("GitHub tracker: labels as the state machine", () => {
   });
 
   it("lets a failing removal surface as one clear error", async () => {
-    gh.fail({ method: "DELETE", status: 403, times: 1, body: { message: "Resource not accessible by personal access token", documentation_url: "https://docs.github.com/rest" } });
+    gh.fail({
+      method: "DELETE",
+      status: 403,
+      times: 1,
+      body: { message: "Resource not accessible by personal access token", documentation_url: "https://docs.github.com/rest" },
+    });
     const e = await rejection(trackerOn(gh).setLabels("12", { add: ["dissent-plan"], remove: ["dissent-find"] }));
     expect(e.message).toMatch(/^GitHub denied access \(403\) to acme\/widgets while removing dissent-find from issue #12/);
     expect(gh.issues.get(12)?.labels).toEqual(["bug", "dissent-find", "dissent-plan"]); // added first: never left with no state

@@ -36,9 +36,15 @@ export function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
     imported = undefined;
     const code = (e as { code?: unknown }).code;
     if (code === "ERR_MODULE_NOT_FOUND") {
-      throw new ConfigError("provider type llama-cpp needs node-llama-cpp, which is not installed: run `npm install node-llama-cpp` (an optional dependency of dissent)", { cause: e });
+      throw new ConfigError(
+        "provider type llama-cpp needs node-llama-cpp, which is not installed: run `npm install node-llama-cpp` (an optional dependency of dissent)",
+        { cause: e },
+      );
     }
-    throw new ConfigError(`node-llama-cpp could not be loaded (${(e as Error).message.split("\n")[0] ?? "error"}): reinstall it with \`npm install node-llama-cpp\``, { cause: e });
+    throw new ConfigError(
+      `node-llama-cpp could not be loaded (${(e as Error).message.split("\n")[0] ?? "error"}): reinstall it with \`npm install node-llama-cpp\``,
+      { cause: e },
+    );
   });
   return imported;
 }

@@ -28,7 +28,9 @@ function downloadFailure(e: unknown, ref: HfModelRef, dest: string, o: DownloadO
   const message = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
   const what = ref.quant ? `no ${ref.quant} file` : `no file ${ref.file ?? ""}`;
   if (/does not exist|Cannot get quantization|404/i.test(message)) {
-    return new ConfigError(`${ref.uri} was not found on Hugging Face (no repository ${ref.user}/${ref.repo}, or ${what} in it): check ${o.where}.model`, { cause: e });
+    return new ConfigError(`${ref.uri} was not found on Hugging Face (no repository ${ref.user}/${ref.repo}, or ${what} in it): check ${o.where}.model`, {
+      cause: e,
+    });
   }
   if (/\b(401|403)\b|unauthori[sz]ed|forbidden|gated/i.test(message)) {
     return new ConfigError(`${ref.uri} needs a Hugging Face token (a gated model): set HF_TOKEN, or place the file at ${dest}`, { cause: e });

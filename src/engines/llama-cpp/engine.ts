@@ -148,7 +148,14 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
     }
     let d = downloads.get(path);
     if (!d) {
-      d = downloadModel(ref, { modelsDir: config.modelsDir, env, reporter, where: `providers.${name}`, provider: name, ...(o.signal ? { signal: o.signal } : {}) });
+      d = downloadModel(ref, {
+        modelsDir: config.modelsDir,
+        env,
+        reporter,
+        where: `providers.${name}`,
+        provider: name,
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
       d.catch(() => downloads.delete(path));
       downloads.set(path, d);
     }
@@ -179,7 +186,13 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
       let loaded = models.get(key);
       if (!loaded) {
         loaded = runtimeFor(gpu).then((b) =>
-          loadModel(b, { path, where: `providers.${name}`, sequences, ...(lp.context_size ? { contextSize: lp.context_size } : {}), ...(threads ? { threads } : {}) }),
+          loadModel(b, {
+            path,
+            where: `providers.${name}`,
+            sequences,
+            ...(lp.context_size ? { contextSize: lp.context_size } : {}),
+            ...(threads ? { threads } : {}),
+          }),
         );
         loaded.catch(() => models.delete(key));
         models.set(key, loaded);
@@ -206,7 +219,9 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
         });
         const total = missing.reduce((n, { located }) => n + (o.known?.(describeRef(located.ref))?.approxBytes ?? 0), 0);
         const size = allKnown ? ` (~${formatBytes(total)} in all)` : "";
-        reporter.notice(`downloading ${missing.length === 1 ? "a model" : `${missing.length} models`} once into ${config.modelsDir}${size}: ${parts.join("; ")}`);
+        reporter.notice(
+          `downloading ${missing.length === 1 ? "a model" : `${missing.length} models`} once into ${config.modelsDir}${size}: ${parts.join("; ")}`,
+        );
       }
       for (const { target } of wanted.values()) await ensure(target.name, target.p, target.model);
       // Hash before routing, off the event loop's critical path: identity() then finds it known.
@@ -216,7 +231,11 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
     async dispose() {
       const loaded = [...models.values()];
       models.clear();
-      for (const m of loaded) await m.then((x) => x.dispose(), () => undefined);
+      for (const m of loaded)
+        await m.then(
+          (x) => x.dispose(),
+          () => undefined,
+        );
     },
   };
 }

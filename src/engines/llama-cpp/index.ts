@@ -1,5 +1,15 @@
 /** The in-process GGUF engine (CONTRACT §11): `type: llama-cpp` providers, node-llama-cpp loaded only when a model is. */
-export { createLlamaEngines, DEFAULT_SEQUENCES, usesLlamaCpp, withEngineLimits, type EngineOptions, type EngineTarget, type KnownModel, type LlamaEngines, type Located } from "./engine.js";
+export {
+  createLlamaEngines,
+  DEFAULT_SEQUENCES,
+  usesLlamaCpp,
+  withEngineLimits,
+  type EngineOptions,
+  type EngineTarget,
+  type KnownModel,
+  type LlamaEngines,
+  type Located,
+} from "./engine.js";
 export { formatBytes, silentReporter, streamReporter, type DownloadReporter, type TextSink } from "./progress.js";
 export { isModelRef, parseModelRef, type ModelRef } from "./model-ref.js";
 export { modelFileProblem } from "./model-file.js";

@@ -25,7 +25,13 @@ function resolveRef(ref: string, root: Json): unknown {
   const m = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
   if (!m) return undefined;
   const defs = root[m[1] as string];
-  return isObject(defs) ? defs[decodeURIComponent(m[2] as string).replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
+  return isObject(defs)
+    ? defs[
+        decodeURIComponent(m[2] as string)
+          .replace(/~1/g, "/")
+          .replace(/~0/g, "~")
+      ]
+    : undefined;
 }
 
 function convert(schema: unknown, root: Json, depth: number): Json {
@@ -40,7 +46,11 @@ function convert(schema: unknown, root: Json, depth: number): Json {
   if (alternatives) return { oneOf: alternatives.map((s) => convert(s, root, depth + 1)) };
   if (Array.isArray(schema.allOf) && schema.allOf.length === 1) return convert(schema.allOf[0], root, depth + 1);
 
-  const types = Array.isArray(schema.type) ? schema.type.filter((t): t is string => typeof t === "string") : typeof schema.type === "string" ? [schema.type] : [];
+  const types = Array.isArray(schema.type)
+    ? schema.type.filter((t): t is string => typeof t === "string")
+    : typeof schema.type === "string"
+      ? [schema.type]
+      : [];
   if (types.length === 0) {
     if (isObject(schema.properties)) return convertOne("object", schema, root, depth);
     if (schema.items !== undefined) return convertOne("array", schema, root, depth);

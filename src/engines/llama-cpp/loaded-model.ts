@@ -94,7 +94,10 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
     const key = json.schema === undefined ? "" : canonicalJson(json.schema);
     let g = grammars.get(key);
     if (!g) {
-      g = json.schema === undefined ? llama.getGrammarFor("json") : llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGrammarSchema(json.schema) as GbnfJsonSchema);
+      g =
+        json.schema === undefined
+          ? llama.getGrammarFor("json")
+          : llama.createGrammarForJsonSchema<GbnfJsonSchema>(toGrammarSchema(json.schema) as GbnfJsonSchema);
       g.catch(() => grammars.delete(key));
       grammars.set(key, g);
     }

@@ -23,12 +23,14 @@ export function modelFileProblem(path: string, where: string): ConfigError | und
     isFile = statSync(path).isFile();
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return new ConfigError(`model file not found: ${path} (${where}.model): check the path, or name an hf: model to download`, { cause: e });
+    if (code === "ENOENT" || code === "ENOTDIR")
+      return new ConfigError(`model file not found: ${path} (${where}.model): check the path, or name an hf: model to download`, { cause: e });
     return new ConfigError(`model file ${path} cannot be read (${code ?? "error"}): check its permissions`, { cause: e });
   }
   if (!isFile) return new ConfigError(`model path ${path} is a folder, not a .gguf file (${where}.model)`);
   try {
-    if (!hasGgufMagic(path)) return new ConfigError(`model file ${path} is not a GGUF file: point ${where}.model at a .gguf model (or delete it so an hf: model is downloaded again)`);
+    if (!hasGgufMagic(path))
+      return new ConfigError(`model file ${path} is not a GGUF file: point ${where}.model at a .gguf model (or delete it so an hf: model is downloaded again)`);
   } catch (e) {
     return new ConfigError(`model file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"}): check its permissions`, { cause: e });
   }

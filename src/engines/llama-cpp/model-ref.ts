@@ -49,17 +49,33 @@ export function parseModelRef(spec: string, baseDir: string): ModelRef | { error
     return { kind: "file", path };
   }
   const [user, repoTag, ...rest] = text.replace(HF_PREFIX, "").split("/");
-  if (!user || !repoTag) return { error: `'${spec}' is not a Hugging Face reference: write hf:<user>/<repo>:<quant> (e.g. hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF:Q4_K_M)` };
+  if (!user || !repoTag)
+    return { error: `'${spec}' is not a Hugging Face reference: write hf:<user>/<repo>:<quant> (e.g. hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF:Q4_K_M)` };
   if (rest.length > 0) {
     const file = rest.join("/");
     if (!/\.gguf$/i.test(file)) return { error: `'${spec}' names a file that is not a .gguf file` };
-    return { kind: "hf", uri: `hf:${user}/${repoTag}/${file}`, user, repo: repoTag, file, localName: `hf_${safe(user)}_${safe(repoTag)}_${safe(basename(file))}` };
+    return {
+      kind: "hf",
+      uri: `hf:${user}/${repoTag}/${file}`,
+      user,
+      repo: repoTag,
+      file,
+      localName: `hf_${safe(user)}_${safe(repoTag)}_${safe(basename(file))}`,
+    };
   }
   const colon = repoTag.indexOf(":");
   const repo = colon < 0 ? repoTag : repoTag.slice(0, colon);
   const quant = (colon < 0 ? DEFAULT_QUANT : repoTag.slice(colon + 1)).toUpperCase();
-  if (!repo || !/^[A-Z0-9_]+$/.test(quant)) return { error: `'${spec}' is not a Hugging Face reference: write hf:<user>/<repo>:<quant> (e.g. hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF:Q4_K_M)` };
-  return { kind: "hf", uri: `hf:${user}/${repo}:${quant}`, user, repo, quant, localName: `hf_${safe(user)}_${safe(repo.replace(/-gguf$/i, ""))}.${quant}.gguf` };
+  if (!repo || !/^[A-Z0-9_]+$/.test(quant))
+    return { error: `'${spec}' is not a Hugging Face reference: write hf:<user>/<repo>:<quant> (e.g. hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF:Q4_K_M)` };
+  return {
+    kind: "hf",
+    uri: `hf:${user}/${repo}:${quant}`,
+    user,
+    repo,
+    quant,
+    localName: `hf_${safe(user)}_${safe(repo.replace(/-gguf$/i, ""))}.${quant}.gguf`,
+  };
 }
 
 /** The file a reference resolves to on this machine (an `hf:` model: its place in `models_dir`). */

@@ -28,7 +28,8 @@ function httpFailure(e: unknown): HttpFailure | undefined {
   if (!response) return undefined; // no response: the request never got an answer
   const headers = typeof response.headers === "object" && response.headers !== null ? (response.headers as Record<string, string | undefined>) : {};
   const data = response.data;
-  const message = typeof data === "object" && data !== null && "message" in data && typeof data.message === "string" ? data.message : typeof data === "string" ? data : "";
+  const message =
+    typeof data === "object" && data !== null && "message" in data && typeof data.message === "string" ? data.message : typeof data === "string" ? data : "";
   return { status: e.status, headers, message };
 }
 
@@ -42,7 +43,11 @@ const clock = (epochSeconds: number) => new Date(epochSeconds * 1000).toISOStrin
 
 /** One line of what GitHub or the network said, safe to show: no token, no user:password in a URL. */
 const said = (text: string, ctx: GithubErrorContext) =>
-  redact(text, [ctx.token]).replace(/\/\/[^/\s@]+@/g, "//").replace(/\s+/g, " ").trim().slice(0, 200);
+  redact(text, [ctx.token])
+    .replace(/\/\/[^/\s@]+@/g, "//")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 200);
 
 function rateLimitLine(f: HttpFailure, ctx: GithubErrorContext, action: string): string | undefined {
   const reset = Number(f.headers["x-ratelimit-reset"]);
@@ -71,25 +76,37 @@ export function githubError(e: unknown, ctx: GithubErrorContext, action: string)
   if (!f) {
     const where = ctx.customBaseUrl ? ` and tracker.base_url (${ctx.baseUrl})` : "";
     if (timedOut(e)) {
-      return new RunError(`GitHub at ${ctx.baseUrl} did not answer within ${ctx.timeoutMs < 1000 ? `${ctx.timeoutMs} ms` : `${Math.round(ctx.timeoutMs / 1000)} s`} (after retries) for ${ctx.repo} while ${action}: check the network connection${where}, then run the command again`);
+      return new RunError(
+        `GitHub at ${ctx.baseUrl} did not answer within ${ctx.timeoutMs < 1000 ? `${ctx.timeoutMs} ms` : `${Math.round(ctx.timeoutMs / 1000)} s`} (after retries) for ${ctx.repo} while ${action}: check the network connection${where}, then run the command again`,
+      );
     }
-    return new RunError(`cannot reach GitHub at ${ctx.baseUrl} for ${ctx.repo} while ${action} (${said(messageOf(e), ctx)}): check the network connection${where}, then run the command again`);
+    return new RunError(
+      `cannot reach GitHub at ${ctx.baseUrl} for ${ctx.repo} while ${action} (${said(messageOf(e), ctx)}): check the network connection${where}, then run the command again`,
+    );
   }
   const rateLimited = f.status === 403 || f.status === 429 ? rateLimitLine(f, ctx, action) : undefined;
   if (rateLimited) return new RunError(rateLimited);
   const detail = f.message ? ` (GitHub: ${said(f.message, ctx)})` : "";
   switch (f.status) {
     case 401:
-      return new RunError(`GitHub rejected the token in ${ctx.tokenEnv} (401) for ${ctx.repo} while ${action}: check the token; it may be mistyped, revoked or expired`);
+      return new RunError(
+        `GitHub rejected the token in ${ctx.tokenEnv} (401) for ${ctx.repo} while ${action}: check the token; it may be mistyped, revoked or expired`,
+      );
     case 403:
-      return new RunError(`GitHub denied access (403) to ${ctx.repo} while ${action}${detail}: give the token in ${ctx.tokenEnv} read and write access to the repository's issues`);
+      return new RunError(
+        `GitHub denied access (403) to ${ctx.repo} while ${action}${detail}: give the token in ${ctx.tokenEnv} read and write access to the repository's issues`,
+      );
     case 404:
-      return new RunError(`GitHub found nothing (404) while ${action} in ${ctx.repo}: check tracker.repo and the issue number, and that the token in ${ctx.tokenEnv} can see the repository`);
+      return new RunError(
+        `GitHub found nothing (404) while ${action} in ${ctx.repo}: check tracker.repo and the issue number, and that the token in ${ctx.tokenEnv} can see the repository`,
+      );
     case 410:
       return new RunError(`GitHub says it is gone (410) while ${action} in ${ctx.repo}: issues may be disabled on the repository, or the issue was deleted`);
     default:
       if (f.status >= 500) {
-        return new RunError(`GitHub kept failing (${f.status}, after retries) for ${ctx.repo} while ${action}: try again later${ctx.customBaseUrl ? `, or check the server at ${ctx.baseUrl}` : " (https://www.githubstatus.com)"}`);
+        return new RunError(
+          `GitHub kept failing (${f.status}, after retries) for ${ctx.repo} while ${action}: try again later${ctx.customBaseUrl ? `, or check the server at ${ctx.baseUrl}` : " (https://www.githubstatus.com)"}`,
+        );
       }
       return new RunError(`GitHub refused the request (${f.status}) for ${ctx.repo} while ${action}${detail}`);
   }

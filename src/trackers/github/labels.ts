@@ -48,7 +48,9 @@ export async function moveLabels(
   let after: string[] | undefined;
   if (change.add.length) {
     await ensureLabels(s);
-    const { data } = await s.step(`adding ${change.add.join(", ")} to issue #${n}`, (gh) => gh.rest.issues.addLabels({ owner, repo, issue_number: n, labels: [...change.add] }));
+    const { data } = await s.step(`adding ${change.add.join(", ")} to issue #${n}`, (gh) =>
+      gh.rest.issues.addLabels({ owner, repo, issue_number: n, labels: [...change.add] }),
+    );
     after = names(data);
   }
   for (const name of change.remove) {

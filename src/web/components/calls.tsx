@@ -31,7 +31,13 @@ export function CallsTable({ calls, showStage = false }: { calls: readonly CallR
             <td class="num">{count(c.output_tokens)}</td>
             <td class="num">{c.cached ? "cached" : usd(c.cost_usd)}</td>
             <td class="num">{duration(c.latency_ms)}</td>
-            <td>{c.error ? <span class="error" title={c.error}>failed</span> : null}</td>
+            <td>
+              {c.error ? (
+                <span class="error" title={c.error}>
+                  failed
+                </span>
+              ) : null}
+            </td>
           </tr>
         ))}
       </tbody>

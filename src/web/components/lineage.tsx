@@ -13,7 +13,8 @@ export function Lineage({ items }: { items: readonly ConcernLineage[] }) {
       {items.map((l) => (
         <div class="concern" key={l.id} data-concern={l.id}>
           <div>
-            <span class={`badge ${l.severity}`}>{l.severity}</span> {l.raised_severity && l.raised_severity !== l.severity ? <span class="muted">(raised {l.raised_severity}) </span> : null}
+            <span class={`badge ${l.severity}`}>{l.severity}</span>{" "}
+            {l.raised_severity && l.raised_severity !== l.severity ? <span class="muted">(raised {l.raised_severity}) </span> : null}
             <span class={`badge ${l.status}`}>{l.status}</span> <span class="mono muted">{l.id}</span> <span class="muted">{l.category}</span>
             {l.human_required ? <span class="badge hitl">human required</span> : null}
           </div>

@@ -10,7 +10,9 @@ function StageRow({ s }: { s: StageEntry }) {
   return (
     <>
       <tr class="stage" data-stage={s.stage} data-status={s.status} onClick={() => setOpen(!open)}>
-        <td>{open ? "▾" : "▸"} {s.phase}</td>
+        <td>
+          {open ? "▾" : "▸"} {s.phase}
+        </td>
         <td class="mono">{s.stage}</td>
         <td>
           <span class={`badge ${s.status}`}>{s.status}</span>
@@ -88,7 +90,7 @@ export function CycleView({ c }: { c: CycleTimeline }) {
       </table>
       {c.calls.length ? (
         <p>
-          <button class="link" onClick={() => setShowCalls(!showCalls)}>
+          <button type="button" class="link" onClick={() => setShowCalls(!showCalls)}>
             {showCalls ? "hide" : "show"} the {c.calls.length} call(s) outside stages (gate, planner, reviewer)
           </button>
         </p>

@@ -15,7 +15,8 @@ const COLUMNS: { state: IssueSummary["state"]; title: string }[] = [
 /** Events that move a card (a ModelCall moves its calls and dollars, less urgently: see the gap). */
 const relevant = (e: ServedEvent) => e.type !== "ModelCall" || e.issue_id !== null;
 
-const newestFirst = (a: IssueSummary, b: IssueSummary) => (b.updated_at ?? "").localeCompare(a.updated_at ?? "") || Number(b.id) - Number(a.id) || b.id.localeCompare(a.id);
+const newestFirst = (a: IssueSummary, b: IssueSummary) =>
+  (b.updated_at ?? "").localeCompare(a.updated_at ?? "") || Number(b.id) - Number(a.id) || b.id.localeCompare(a.id);
 
 function Card({ issue }: { issue: IssueSummary }) {
   return (
@@ -24,7 +25,12 @@ function Card({ issue }: { issue: IssueSummary }) {
         <span class="muted">#{issue.id}</span> {issue.title}
       </div>
       <div class="meta">
-        {issue.running || issue.current_stage ? <span class="badge running">{issue.running ? "▶ " : "⏸ "}{issue.current_stage ?? "planning"}</span> : null}
+        {issue.running || issue.current_stage ? (
+          <span class="badge running">
+            {issue.running ? "▶ " : "⏸ "}
+            {issue.current_stage ?? "planning"}
+          </span>
+        ) : null}
         {issue.status !== "new" && issue.state !== "dissent-fixed" ? <span class={`badge ${issue.status}`}>{issue.status.replace("_", " ")}</span> : null}
         {issue.pending_concerns ? <span title="pending concerns">{issue.pending_concerns} pending</span> : null}
         {issue.calls ? <span title="network calls of the current cycle">{count(issue.calls)} calls</span> : null}
@@ -54,7 +60,7 @@ function Column({ title, issues }: { title: string; issues: IssueSummary[] }) {
           <Card issue={i} key={i.id} />
         ))}
         {shown.length < sorted.length ? (
-          <button class="link more" onClick={() => setAll(true)}>
+          <button type="button" class="link more" onClick={() => setAll(true)}>
             show all {sorted.length}
           </button>
         ) : null}

@@ -131,7 +131,12 @@ export function Costs() {
           <span class="muted">audit runs</span>
         </div>
       </div>
-      {t.unpriced_calls ? <p class="muted">{t.unpriced_calls} network call(s) went to models with no known price (set prices: for a provider to count them; 0 for a local model). They are counted, never priced at $0.</p> : null}
+      {t.unpriced_calls ? (
+        <p class="muted">
+          {t.unpriced_calls} network call(s) went to models with no known price (set prices: for a provider to count them; 0 for a local model). They are
+          counted, never priced at $0.
+        </p>
+      ) : null}
       <div class="charts">
         <ChartBox label="USD and calls by day (UTC)" config={charts.day} />
         <ChartBox label="USD by role" config={charts.role} />

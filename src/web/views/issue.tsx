@@ -70,7 +70,13 @@ export function IssuePage({ id }: { id: string }) {
       <div class="grid2">
         <div>
           <h2>Plan</h2>
-          {issue.plan ? <pre class="text panel" data-artifact="plan">{issue.plan}</pre> : <p class="muted">No plan in this cycle yet.</p>}
+          {issue.plan ? (
+            <pre class="text panel" data-artifact="plan">
+              {issue.plan}
+            </pre>
+          ) : (
+            <p class="muted">No plan in this cycle yet.</p>
+          )}
         </div>
         <div>
           <h2>Acceptance criteria</h2>

@@ -86,7 +86,9 @@ export function renderArtifact(a: ArtifactInput): string {
         `- ${rng.pick(["Release in the next minor version and watch the error rate for a day.", "Ship in the next release; the change can be reverted on its own."])}`,
       ].join("\n");
     case "spec":
-      return renderCriteria(a).map((c) => `- ${c}`).join("\n");
+      return renderCriteria(a)
+        .map((c) => `- ${c}`)
+        .join("\n");
   }
 }
 

@@ -210,7 +210,7 @@ const list: BenchIssue[] = [
         severity: "HIGH",
         category: "testability",
         wordings: [
-          "\"Fast under load\" is not measurable: the criterion needs a number and a load.",
+          '"Fast under load" is not measurable: the criterion needs a number and a load.',
           "The criterion cannot fail, because it names no latency target and no request rate.",
           "An acceptance criterion without a threshold cannot be checked by a test.",
         ],

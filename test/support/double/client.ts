@@ -48,7 +48,10 @@ export function producerBody(
   if (o.retry) {
     messages.push(
       { role: "assistant", content: o.retry.draft },
-      { role: "user", content: `${dataBlock("blocking_concerns", JSON.stringify(o.retry.blocking))}\n\nRevise the artifact so it answers each blocking concern.` },
+      {
+        role: "user",
+        content: `${dataBlock("blocking_concerns", JSON.stringify(o.retry.blocking))}\n\nRevise the artifact so it answers each blocking concern.`,
+      },
     );
   }
   return { model: role, messages, temperature: 0, seed: 7 };
@@ -74,7 +77,13 @@ export function criticBody(
 }
 
 /** The plan reviewer's request. */
-export function reviewerBody(issue: Issue, plan: string, criteria: string[], pending: Concern[], claims: { concern_id: string; resolution_kind: string; note: string }[] = []): Body {
+export function reviewerBody(
+  issue: Issue,
+  plan: string,
+  criteria: string[],
+  pending: Concern[],
+  claims: { concern_id: string; resolution_kind: string; note: string }[] = [],
+): Body {
   const content = [
     issueBlock(issue),
     dataBlock("under_review", plan, "plan"),
@@ -87,7 +96,10 @@ export function reviewerBody(issue: Issue, plan: string, criteria: string[], pen
 }
 
 export function complexityBody(issue: Issue): Body {
-  return { model: "complexity_gate", messages: [SYSTEM("complexity_gate"), { role: "user", content: `${issueBlock(issue)}\n\nAnswer TRIVIAL or LOAD-BEARING.` }] };
+  return {
+    model: "complexity_gate",
+    messages: [SYSTEM("complexity_gate"), { role: "user", content: `${issueBlock(issue)}\n\nAnswer TRIVIAL or LOAD-BEARING.` }],
+  };
 }
 
 export function executorBody(prompt: string): Body {
@@ -109,7 +121,10 @@ export function revisionBody(prompt: string, draft: string, concerns: { category
     messages: [
       { role: "user", content: prompt },
       { role: "assistant", content: draft },
-      { role: "user", content: `${dataBlock("audit_concerns", JSON.stringify(concerns))}\n\nRevise your answer: remove or hedge what the concerns flag. Start directly with the answer.` },
+      {
+        role: "user",
+        content: `${dataBlock("audit_concerns", JSON.stringify(concerns))}\n\nRevise your answer: remove or hedge what the concerns flag. Start directly with the answer.`,
+      },
     ],
     temperature: 0,
     seed: 7,
@@ -197,5 +212,7 @@ export function stripThink(content: string): string {
 
 /** A producer's artifact as the core keeps it: reasoning removed, the trailing fenced `addressed` block cut off. */
 export function artifactOf(content: string): string {
-  return stripThink(content).replace(/\n*```json\n[\s\S]*\n```\s*$/, "").trim();
+  return stripThink(content)
+    .replace(/\n*```json\n[\s\S]*\n```\s*$/, "")
+    .trim();
 }

@@ -15,13 +15,19 @@ const rank = (f: FindingOut) => RANK[f.severity.toUpperCase()] ?? 4;
 const MAX_FINDINGS = 5;
 
 const PREMISE = "The central premise is unvalidated: nothing shows users actually need this change.";
-const PREMISE_EVIDENCE = ["Users have asked for this many times.", "This is the most requested change of the quarter.", "Everyone agrees this is the top priority."];
+const PREMISE_EVIDENCE = [
+  "Users have asked for this many times.",
+  "This is the most requested change of the quarter.",
+  "Everyone agrees this is the top priority.",
+];
 
 /** The previous round's findings the critic was given, as written. */
 function previousFindings(seen: Seen): FindingOut[] {
   const v = tryJson(block(seen, "previous_findings"));
   const list = Array.isArray(v) ? v : v && typeof v === "object" && "findings" in v && Array.isArray(v.findings) ? (v.findings as unknown[]) : [];
-  return list.filter((f): f is FindingOut => !!f && typeof f === "object" && typeof (f as FindingOut).concern === "string" && typeof (f as FindingOut).severity === "string");
+  return list.filter(
+    (f): f is FindingOut => !!f && typeof f === "object" && typeof (f as FindingOut).concern === "string" && typeof (f as FindingOut).severity === "string",
+  );
 }
 
 /** Title-case or lower-case severities, the way a loose model writes enums. */
@@ -93,7 +99,13 @@ export function criticReply(ctx: Ctx, seen: Seen, role: string): string {
     }
     if (role === "shape.product_strategist") {
       const heading = text.split("\n").find((l) => l.startsWith("## ")) ?? text.split("\n")[0] ?? "";
-      const f: FindingOut = { evidence: heading, severity: "LOW", category: "product_decision", concern: "Someone from product should sign off on the wording of this section.", human_required: true };
+      const f: FindingOut = {
+        evidence: heading,
+        severity: "LOW",
+        category: "product_decision",
+        concern: "Someone from product should sign off on the wording of this section.",
+        human_required: true,
+      };
       found.push(f);
       fresh.add(f);
     }
@@ -104,7 +116,9 @@ export function criticReply(ctx: Ctx, seen: Seen, role: string): string {
   return renderJson(ctx.dice, ctx.seed, seen.key, {
     value: { findings },
     ...(rawCandidate !== undefined ? { rawCandidate } : {}),
-    thinkAlternative: { findings: findings.length > 0 ? [] : [{ evidence: text.split("\n")[0] ?? "", severity: "HIGH", concern: "The scope may be too broad." }] },
+    thinkAlternative: {
+      findings: findings.length > 0 ? [] : [{ evidence: text.split("\n")[0] ?? "", severity: "HIGH", concern: "The scope may be too broad." }],
+    },
     ...(echo !== undefined ? { echo } : {}),
     subject: `the ${review?.name ?? "artifact"} for "${title}" as ${role}`,
   });
@@ -136,7 +150,12 @@ export function reviewerReply(ctx: Ctx, seen: Seen, role: string): string {
     if (d === undefined || d.humanRequired) continue; // cannot tell from the plan; a person decides
     if (answered(d)) {
       const claim = claims.find((k) => k.concern_id === c.id);
-      const kind = claim?.resolution_kind && !/ignored|deferred/i.test(claim.resolution_kind) ? claim.resolution_kind : /test/i.test(d.category) ? "addressed-in-test" : "addressed-in-code";
+      const kind =
+        claim?.resolution_kind && !/ignored|deferred/i.test(claim.resolution_kind)
+          ? claim.resolution_kind
+          : /test/i.test(d.category)
+            ? "addressed-in-test"
+            : "addressed-in-code";
       addressed.push({ concern_id: c.id, resolution_kind: kind, note: `The plan says: ${d.fix}` });
     } else if (/^(critical|high)$/i.test(c.severity)) {
       const inPlan = contains(plan, d.line);
@@ -161,7 +180,14 @@ export function reviewerReply(ctx: Ctx, seen: Seen, role: string): string {
     fresh.add(f);
   }
   if (ctx.dice.on("overflag") && plan !== "") {
-    const f: FindingOut = { evidence: PREMISE_EVIDENCE[0] ?? "", severity: "CRITICAL", category: "assumption", dimension: "correctness", concern: PREMISE, human_required: false };
+    const f: FindingOut = {
+      evidence: PREMISE_EVIDENCE[0] ?? "",
+      severity: "CRITICAL",
+      category: "assumption",
+      dimension: "correctness",
+      concern: PREMISE,
+      human_required: false,
+    };
     found.push(f);
     fresh.add(f);
   }

@@ -67,12 +67,14 @@ const PROSE_AFTER = [
 ];
 
 /** The reasoning a thinking model writes before answering; `alternative` is a JSON answer it drafts there. */
-export function thinkBlock(d: Dice, seed: number, key: string, subject: string, alternative?: string): string {
+export function thinkBlock(_d: Dice, seed: number, key: string, subject: string, alternative?: string): string {
   const rng = rngFor(seed, key, "think-shape");
   const lines = [
     `Okay, let me look at ${subject}.`,
     "I need to follow the output format exactly and quote the text verbatim.",
-    ...(alternative !== undefined && rng.chance(0.5) ? ["A first draft of the answer:", alternative, "Hmm, wait. Let me check that again against the text."] : []),
+    ...(alternative !== undefined && rng.chance(0.5)
+      ? ["A first draft of the answer:", alternative, "Hmm, wait. Let me check that again against the text."]
+      : []),
     "Right, I think I have it now.",
   ];
   const body = lines.join("\n");

@@ -77,7 +77,12 @@ export function challengerReply(ctx: Ctx, seen: Seen): string {
     });
   }
   if (ctx.dice.on("overflag") && output !== "") {
-    concerns.push({ evidence: "Studies consistently show the opposite.", category: "unverifiable_claim", severity: "high", concern: "The answer does not cite a source for its central claim." });
+    concerns.push({
+      evidence: "Studies consistently show the opposite.",
+      category: "unverifiable_claim",
+      severity: "high",
+      concern: "The answer does not cite a source for its central claim.",
+    });
   }
   if (loose) concerns.push({ evidence: firstSentence(output), category: "style", severity: "info", concern: "The tone could be friendlier." });
   const verdict = concerns.length > 0 ? (loose ? "Needs Work" : "needs_work") : "pass";
@@ -87,7 +92,13 @@ export function challengerReply(ctx: Ctx, seen: Seen): string {
   return renderJson(ctx.dice, ctx.seed, seen.key, {
     value,
     ...(typeof firstConcern === "string" ? { rawCandidate: firstConcern } : {}),
-    thinkAlternative: concerns.length > 0 ? { concerns: [], verdict: "pass" } : { concerns: [{ evidence: firstSentence(output), category: "factual_risk", severity: "medium", concern: "This might be wrong." }], verdict: "needs_work" },
+    thinkAlternative:
+      concerns.length > 0
+        ? { concerns: [], verdict: "pass" }
+        : {
+            concerns: [{ evidence: firstSentence(output), category: "factual_risk", severity: "medium", concern: "This might be wrong." }],
+            verdict: "needs_work",
+          },
     ...(echo !== undefined ? { echo } : {}),
     subject: "the draft against the policies",
   });

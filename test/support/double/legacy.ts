@@ -7,7 +7,8 @@ import type { DataBlock } from "../../../src/prompting/data-block.js";
  * are recognised (its own weakness: an artifact could forge them).
  */
 const TITLES: Record<string, string> = { "Discovery brief": "brief", Shape: "shape", Plan: "plan", "Acceptance criteria": "acceptance_criteria" };
-const HEADING = /^## (Discovery brief|Shape|Plan|Acceptance criteria)( under review)?$|^## (Known gaps shipped in earlier work|Pending concerns you must address|Pending concerns \(must address\))$/;
+const HEADING =
+  /^## (Discovery brief|Shape|Plan|Acceptance criteria)( under review)?$|^## (Known gaps shipped in earlier work|Pending concerns you must address|Pending concerns \(must address\))$/;
 
 /** A JSON array somewhere in a section's text (after its explanatory sentence). */
 const arrayIn = (text: string) => {
@@ -31,7 +32,10 @@ export function legacyBlocks(first: string, retry: string | undefined): DataBloc
   const bodyEnd = starts[0]?.at ?? lines.length;
   if (head) blocks.push({ kind: "issue", text: `# ${head[1] ?? ""}\n\n${lines.slice(1, bodyEnd).join("\n").trim()}` });
   starts.forEach((s, k) => {
-    const text = lines.slice(s.at + 1, starts[k + 1]?.at ?? lines.length).join("\n").trim();
+    const text = lines
+      .slice(s.at + 1, starts[k + 1]?.at ?? lines.length)
+      .join("\n")
+      .trim();
     if (s.kind === "pending_concerns") blocks.push({ kind: "pending_concerns", text: text === "None." ? "[]" : arrayIn(text) });
     else blocks.push({ kind: s.kind, ...(s.name ? { name: s.name } : {}), text });
   });

@@ -82,8 +82,7 @@ export function concernsIn(text: string | undefined): GivenConcern[] {
   const v = tryJson(text);
   const list = Array.isArray(v) ? v : v && typeof v === "object" && "concerns" in v && Array.isArray(v.concerns) ? (v.concerns as unknown[]) : [];
   return list.filter(
-    (c): c is GivenConcern =>
-      !!c && typeof c === "object" && typeof (c as GivenConcern).concern === "string" && typeof (c as GivenConcern).id === "string",
+    (c): c is GivenConcern => !!c && typeof c === "object" && typeof (c as GivenConcern).concern === "string" && typeof (c as GivenConcern).id === "string",
   );
 }
 

@@ -69,7 +69,7 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
     return at !== -1 ? at : seenTexts.push(h) - 1;
   };
 
-  const work = async (req: ChatRequest, seen: Seen, occurrence: number): Promise<Reply> => {
+  const work = async (_req: ChatRequest, seen: Seen, occurrence: number): Promise<Reply> => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {
