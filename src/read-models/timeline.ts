@@ -39,6 +39,26 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
   let routed = 0; // the cycle of the last ComplexityGateRouted (or stage) event seen
   let current = 0;
 
+  /** A new entry for a stage that starts (or, in a log cut short, only completes) in this cycle. */
+  const openStage = (e: { stage: string; phase: StageEntry["phase"]; cycle: number; at: string; seq: number }): StageEntry => {
+    const entry: StageEntry = {
+      stage: e.stage,
+      phase: e.phase,
+      cycle: e.cycle,
+      status: "running",
+      started_at: e.at,
+      started_seq: e.seq,
+      finished_at: null,
+      run: null,
+      rounds: [],
+      usage: emptyUsage(),
+    };
+    const c = cycleOf(e.cycle);
+    c.stages.push(entry);
+    c.stageCalls.set(entry, []);
+    return entry;
+  };
+
   for (const e of events) {
     switch (e.type) {
       case "ComplexityGateRouted": {
@@ -56,41 +76,13 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
         c.started_at ??= e.at;
         const before = latest(e.cycle, e.stage);
         if (before?.status === "running") before.status = "interrupted"; // a killed run, resumed: the stage starts again
-        const entry: StageEntry = {
-          stage: e.stage,
-          phase: e.phase,
-          cycle: e.cycle,
-          status: "running",
-          started_at: e.at,
-          started_seq: e.seq,
-          finished_at: null,
-          run: null,
-          rounds: [],
-          usage: emptyUsage(),
-        };
-        c.stages.push(entry);
-        c.stageCalls.set(entry, []);
+        openStage(e);
         break;
       }
       case "AdversarialStageCompleted": {
         let entry = latest(e.cycle, e.stage);
-        if (!entry || entry.status === "finished") {
-          entry = {
-            stage: e.stage,
-            phase: e.phase,
-            cycle: e.cycle,
-            status: "running",
-            started_at: e.at,
-            started_seq: e.seq,
-            finished_at: null,
-            run: null,
-            rounds: [],
-            usage: emptyUsage(),
-          };
-          const c = cycleOf(e.cycle);
-          c.stages.push(entry);
-          c.stageCalls.set(entry, []);
-        }
+        // a completion with no start of its own (a log cut short): the stage still shows
+        if (!entry || entry.status === "finished") entry = openStage(e);
         entry.status = "finished";
         entry.finished_at = e.at;
         entry.run = e.stage_run;
