@@ -31,7 +31,6 @@ export interface OneModelWorld {
   config(extra?: string): void;
   run(...args: string[]): Promise<CliResult>;
   json<T = Record<string, unknown>>(...args: string[]): Promise<T>;
-  events(id?: string): Promise<Record<string, any>[]>;
   close(): Promise<void>;
 }
 
@@ -72,14 +71,6 @@ export async function oneModelWorld(): Promise<OneModelWorld> {
       const r = await run(...args);
       if (r.code !== 0) throw new Error(`dissent ${args.join(" ")} exited ${String(r.code)}: ${r.stderr}`);
       return JSON.parse(r.stdout) as T;
-    },
-    async events(id?: string) {
-      const r = await run("events", ...(id ? ["--issue", id] : []), "--json");
-      return r.stdout
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as Record<string, any>);
     },
     async close() {
       await server.close();
