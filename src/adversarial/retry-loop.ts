@@ -5,7 +5,7 @@ import type { CallBudget } from "../models/types.js";
 import { concernIdOf } from "./concern-id.js";
 import { fingerprint } from "./fingerprint.js";
 import { groundingText } from "./grounding.js";
-import { tally, type Vote } from "./tally.js";
+import { MAX_FINDINGS, tally, type Vote } from "./tally.js";
 
 /** ADR-0064 decision 1: three retries per stage, so at most four critic rounds. */
 export const MAX_RETRIES = 3;
@@ -213,7 +213,7 @@ export class AdversarialRetryLoop<A> {
           const role = this.critics[i]?.role ?? "critic";
           if (s.status === "fulfilled") {
             votes.push({ role, findings: s.value.findings });
-            memory.set(role, s.value.findings.slice(0, 5));
+            memory.set(role, s.value.findings.slice(0, MAX_FINDINGS));
             invalid += s.value.invalid ?? 0;
             return;
           }

@@ -49,16 +49,6 @@ interface Weighed {
   fp: string;
 }
 
-/** Union-find over finding indices. */
-function groups(n: number, same: (a: number, b: number) => boolean): number[][] {
-  const parent = Array.from({ length: n }, (_, i) => i);
-  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i] as number)));
-  for (let a = 0; a < n; a++) for (let b = a + 1; b < n; b++) if (same(a, b)) parent[find(b)] = find(a);
-  const byRoot = new Map<number, number[]>();
-  for (let i = 0; i < n; i++) byRoot.set(find(i), [...(byRoot.get(find(i)) ?? []), i]);
-  return [...byRoot.values()];
-}
-
 /**
  * The council tally (CONTRACT §4 r2). A CRITICAL or HIGH finding must quote the artifact; an
  * ungrounded one counts as MEDIUM. Findings with one fingerprint are one concern. With two or more
@@ -91,8 +81,9 @@ export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
   const result: Tally = { blocking: [], advisory: [], ungrounded, overCap };
   const corroborates = (x: Weighed, y: Weighed) =>
     x.role !== y.role && isSerious(y.severity) && (x.fp === y.fp || (x.span !== null && y.span !== null && overlaps(x.span, y.span)));
-  for (const members of groups(weighed.length, (a, b) => (weighed[a] as Weighed).fp === (weighed[b] as Weighed).fp)) {
-    const items = members.map((i) => weighed[i] as Weighed);
+  const byFingerprint = new Map<string, Weighed[]>(); // in order of first appearance
+  for (const w of weighed) byFingerprint.set(w.fp, [...(byFingerprint.get(w.fp) ?? []), w]);
+  for (const items of byFingerprint.values()) {
     // The voice of the concern: its most severe member, the lead role's first where several tie.
     const top = Math.max(...items.map((w) => SEVERITY_RANK[w.severity]));
     const atTop = items.filter((w) => SEVERITY_RANK[w.severity] === top);

@@ -1,14 +1,14 @@
 import { z } from "zod";
 import { AuditReply, readAuditReply, type AuditConcern, type AuditInput, type CallRecord } from "../contracts/audit.js";
 import { isFatal, messageOf, ProviderAuthError, ProviderError } from "../errors.js";
-import type { CallMeta, ModelReply } from "../models/call.js";
-import { parseStructured, type Parsed } from "../models/json.js";
+import type { CallDoor, ModelReply } from "../models/call.js";
+import { parseStructured } from "../models/json.js";
 import type { ModelRequest, ReplySchema } from "../models/types.js";
 import { promptFile } from "../prompts.js";
 import { groundConcerns } from "./grounding.js";
 
 /** The gate's port to the one model door. */
-export type GateCall = <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>) => Promise<ModelReply<T>>;
+export type GateCall = CallDoor;
 
 /** What the challenger audits: a draft for a prompt, under constraints and policies. */
 export interface ChallengeInput {

@@ -11,7 +11,7 @@ export function groundConcerns(draft: string, concerns: readonly AuditConcern[])
   const ungrounded: AuditConcern[] = [];
   for (const c of concerns) {
     const g = ground(text, c.evidence);
-    const ok = g.grounded || (!g.grounded && g.reason === "empty" && c.category === "missing_verification");
+    const ok = g.grounded || (g.reason === "empty" && c.category === "missing_verification");
     (ok ? grounded : ungrounded).push(c);
   }
   return { grounded, ungrounded };

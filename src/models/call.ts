@@ -30,6 +30,9 @@ export interface ModelReply<T = unknown> {
   parsed?: Parsed<T>;
 }
 
+/** The one door with its context bound (`callModel` minus `ctx`), as the gate and the pipeline take it. */
+export type CallDoor = <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>) => Promise<ModelReply<T>>;
+
 /** Content address of a request: endpoint, model, messages, parameters and schema — never credentials. */
 export function requestKey(target: ModelTarget, request: ModelRequest, seed: number): string {
   return sha256(

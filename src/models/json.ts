@@ -1,5 +1,5 @@
 import { canonicalJson } from "../hash.js";
-import type { Read } from "../contracts/lenient.js";
+import { isObject, type Read } from "../contracts/lenient.js";
 
 /**
  * Tolerant reading of model replies (CONTRACT §2). Every function here is linear in the reply's
@@ -210,7 +210,7 @@ export function jsonValues(text: string, opts: { arrays?: boolean } = {}): unkno
 
 /** Every top-level JSON object in `text`, in order of appearance. */
 export function jsonObjects(text: string): unknown[] {
-  return jsonValues(text).filter((v) => typeof v === "object" && v !== null && !Array.isArray(v));
+  return jsonValues(text).filter(isObject);
 }
 
 /** Why a reply could not be used: no JSON at all, or JSON that never had the right shape. */

@@ -120,6 +120,11 @@ export function keyEnvOf(p: ProviderConfig): string | undefined {
   return p.api_key_env ?? PROVIDERS[p.type].keyEnv;
 }
 
+/** Does a provider need a key: its type requires one, or the config names the variable explicitly? */
+export function needsKey(p: ProviderConfig): boolean {
+  return PROVIDERS[p.type].keyRequired || p.api_key_env !== undefined;
+}
+
 /** `${VAR}` in a header value, read from the environment. */
 const HEADER_VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 

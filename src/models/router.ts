@@ -3,7 +3,7 @@ import pLimit from "p-limit";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { costUsd, type PriceSpec } from "./pricing.js";
-import { keyEnvOf, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
+import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
 /** `plan.builder` → [`plan.builder`, `plan`, `default`]: most specific first (CONTRACT §2). */
@@ -89,6 +89,7 @@ export function configRouter(
     let made: Promise<LanguageModel> | undefined;
     const prices = priceSpec(p, model);
     const structured: StructuredMode = type.structured(p);
+    const limiter = limiterOf(provider, p);
     const t: ModelTarget = {
       provider,
       model,
@@ -98,14 +99,13 @@ export function configRouter(
       ...(keyEnv ? { keyHint: keyEnv } : {}),
       ...(hints.unreachable ? { unreachableHint: hints.unreachable } : {}),
       ...(p.max_tokens ? { maxTokens: p.max_tokens } : {}),
-      ...(limiterOf(provider, p) ? { limiter: limiterOf(provider, p) as Limiter } : {}),
+      ...(limiter ? { limiter } : {}),
       cost: (input, output) => costUsd(prices, input, output),
       load: () => {
         made ??= (async () => {
           if (p.type === "llama-cpp" && engines.create) return engines.create(provider, p, model);
           const key = keyEnv ? env[keyEnv] || undefined : undefined;
-          if (!key && (type.keyRequired || p.api_key_env !== undefined))
-            throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
+          if (!key && needsKey(p)) throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
           const { headers } = resolveHeaders(provider, p, env, config.source);
           return type.create(p, { name: provider, model, apiKey: key, headers, baseDir: config.baseDir, env });
         })();
@@ -157,8 +157,7 @@ export function requireKeys(config: Config, env: Record<string, string | undefin
       const p = config.providers[spec.provider];
       if (!p) continue;
       const keyEnv = keyEnvOf(p);
-      // A key is needed when the type requires one, or when the config names the variable explicitly.
-      if ((PROVIDERS[p.type].keyRequired || p.api_key_env !== undefined) && keyEnv && !env[keyEnv]) {
+      if (needsKey(p) && keyEnv && !env[keyEnv]) {
         throw new ConfigError(
           `${config.source}: provider '${spec.provider}' (routes.${spec.via}.${spec.which}, used by ${role}) needs an API key: set ${keyEnv}`,
         );

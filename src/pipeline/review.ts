@@ -3,15 +3,10 @@ import { ground, groundingText } from "../adversarial/grounding.js";
 import { isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
-import type { CallMeta, ModelReply } from "../models/call.js";
-import type { Parsed } from "../models/json.js";
-import type { ModelRequest } from "../models/types.js";
+import type { CallDoor } from "../models/call.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { issueText, parseFindings, reviewerRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES } from "./stages.js";
-
-/** The pipeline's call door as the reviewer uses it. */
-export type PipelineCall = <T>(meta: CallMeta, request: ModelRequest, parse?: (answer: string) => Parsed<T>) => Promise<ModelReply<T>>;
 
 export interface ReviewInput {
   issueId: string;
@@ -20,7 +15,7 @@ export interface ReviewInput {
   /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (CONTRACT §4 r2). */
   claims: readonly ConcernResolution[];
   context: RoleContext;
-  call: PipelineCall;
+  call: CallDoor;
   concernId: (fingerprint: string, phase: string, role: string) => string;
   now: () => string;
   warn?: (message: string) => void;
@@ -41,7 +36,9 @@ export interface ReviewOutcome {
  */
 export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   const { issueId, pending, now } = input;
-  const planText = groundingText([input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? ""].join("\n\n"));
+  // What the reviewer reviews: its serious findings must quote it, and a JSON value quoted from it is never the reply.
+  const planTexts = [input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? ""];
+  const planText = groundingText(planTexts.join("\n\n"));
   let ungrounded = 0;
   const concern = (c: { severity: Severity; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
     let severity = c.severity;
@@ -78,7 +75,7 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   let raised: Concern[];
   try {
     const reply = await input.call({ role: "plan_reviewer" }, reviewerRequest(input.context, pending, input.claims), (answer) =>
-      parseFindings(answer, [input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? "", issueText(input.context.issue)]),
+      parseFindings(answer, [...planTexts, issueText(input.context.issue)]),
     );
     const parsed = reply.parsed;
     if (!parsed?.ok) throw new Error(`the plan reviewer's reply was unusable (${parsed?.error ?? "no reply"})`);

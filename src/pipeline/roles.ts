@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   AcceptanceCriteriaReply,
   FindingsReply,
+  isSerious,
   readAddressed,
   readCriteriaReply,
   readFindingsReply,
@@ -12,7 +13,7 @@ import {
 } from "../contracts/concern.js";
 import { isObject, type Read } from "../contracts/lenient.js";
 import { ReplyFormatError } from "../errors.js";
-import { jsonValues, parseStructured, repairJson, type Parsed } from "../models/json.js";
+import { parseStructured, repairJson, type Parsed } from "../models/json.js";
 import type { ChatMessage, ModelRequest, ReplySchema } from "../models/types.js";
 import { DATA_RULE, dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
@@ -249,8 +250,8 @@ export const REVIEWER_MINOR_LIMIT = 8;
 /** The plan reviewer's request: plan, criteria, every CRITICAL/HIGH pending concern and up to 8 others, and the producers' claims. */
 export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], claims: readonly ConcernResolution[]): ModelRequest {
   const { system, file } = persona("plan_reviewer");
-  const serious = pending.filter((c) => c.severity === "CRITICAL" || c.severity === "HIGH");
-  const minor = pending.filter((c) => c.severity !== "CRITICAL" && c.severity !== "HIGH");
+  const serious = pending.filter((c) => isSerious(c.severity));
+  const minor = pending.filter((c) => !isSerious(c.severity));
   const shown = [...serious, ...minor.slice(0, REVIEWER_MINOR_LIMIT)];
   const parts = [dataBlock("issue", issueText(ctx.issue)), "The plan under review:", dataBlock("under_review", ctx.artifacts.plan ?? "", "plan")];
   if (ctx.artifacts.acceptance_criteria) parts.push(dataBlock("artifact", ctx.artifacts.acceptance_criteria, "acceptance_criteria"));
@@ -273,13 +274,10 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
 
 /** The ComplexityGate's request: title and body, answered with one word. */
 export function gateRequest(issue: TrackedIssue): ModelRequest {
-  const p = promptFile("personas/complexity_gate.md");
+  const { system, file } = persona("complexity_gate");
   return {
-    system: `Role: complexity_gate\n\n${p.text}\n\n${DATA_RULE}`,
+    system,
     messages: [{ role: "user", content: `${dataBlock("issue", issueText(issue))}\n\nTask: answer with one word, TRIVIAL or LOAD-BEARING.` }],
-    promptFile: { name: p.name, hash: p.hash },
+    promptFile: file,
   };
 }
-
-/** The JSON values of texts under review, for quote exclusion (exported for tests). */
-export const valuesIn = (text: string) => jsonValues(text, { arrays: true });

@@ -5,6 +5,7 @@ import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
 import type { Parsed } from "../models/json.js";
+import { roundUsd } from "../models/pricing.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
@@ -48,7 +49,7 @@ export class Meter {
       calls: n.calls - mark.calls,
       inputTokens: n.inputTokens - mark.inputTokens,
       outputTokens: n.outputTokens - mark.outputTokens,
-      costUsd: n.costUsd === null || mark.costUsd === null ? null : Math.round((n.costUsd - mark.costUsd) * 1e6) / 1e6,
+      costUsd: n.costUsd === null || mark.costUsd === null ? null : roundUsd(n.costUsd - mark.costUsd),
     };
   }
 }
