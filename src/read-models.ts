@@ -1,4 +1,4 @@
-import { parseEntries } from "./carryover/wiki.js";
+import { readWiki } from "./carryover/wiki.js";
 import { toStageRun } from "./contracts/concern.js";
 import { stateOf, TRANSIENT_LABELS } from "./contracts/labels.js";
 import { concernLineage } from "./read-models/lineage.js";
@@ -89,7 +89,7 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
 export async function issuePage(store: Store, tracker: Tracker, id: string, givenTo: (entryId: string) => readonly WikiUse[]): Promise<IssuePage> {
   const lastSeq = await store.lastSeq();
   const { issue, detail, state, events, cycles } = await readIssue(store, tracker, id);
-  const wiki = parseEntries(await store.wiki.list(), store.wiki.where);
+  const wiki = await readWiki(store.wiki);
   const calls = cycles.flatMap((c) => [...c.calls, ...c.stages.flatMap((s) => s.rounds.flatMap((r) => r.calls))]);
   return {
     issue: detail,
@@ -102,7 +102,7 @@ export async function issuePage(store: Store, tracker: Tracker, id: string, give
 
 /** Wiki entries as served, each with the issues it was given to; `withBody` adds the markdown. */
 export async function wikiEntries(store: Store, givenTo: (entryId: string) => readonly WikiUse[], withBody = false): Promise<WikiEntryView[]> {
-  return parseEntries(await store.wiki.list(), store.wiki.where).map((e) => ({
+  return (await readWiki(store.wiki)).map((e) => ({
     id: e.id,
     title: e.title,
     fingerprint: e.fingerprint,

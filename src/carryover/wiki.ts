@@ -1,7 +1,7 @@
 import { isMap, isScalar, parseDocument, stringify, type Document } from "yaml";
 import type { Concern } from "../contracts/concern.js";
 import type { WikiEntryFields } from "../contracts/wiki.js";
-import type { Store, StoredWikiEntry } from "../store/port.js";
+import { type Store, type StoredWikiEntry, UNREADABLE_WIKI } from "../store/port.js";
 
 /** Where wiki entries live: the store's wiki (files under the home with SQLite, rows with PostgreSQL). */
 export type WikiPort = Store["wiki"];
@@ -41,8 +41,8 @@ export function parseEntries(stored: readonly StoredWikiEntry[], where: string, 
   const entries: WikiEntry[] = [];
   for (const s of stored) {
     const path = where === "database" || where === "memory" ? `${where}:${s.id}` : `${where}/${s.id}.md`;
-    if (s.text.startsWith("\u0000unreadable: ")) {
-      warn(`skipping wiki entry ${path}: cannot read (${s.text.slice(13)})`);
+    if (s.text.startsWith(UNREADABLE_WIKI)) {
+      warn(`skipping wiki entry ${path}: cannot read (${s.text.slice(UNREADABLE_WIKI.length)})`);
       continue;
     }
     const parsed = parseEntry(s.text, path, s.id);

@@ -1,5 +1,5 @@
 import { LeaseHeld, messageOf } from "../errors.js";
-import { holdLease } from "../pipeline/lease.js";
+import { type HeldLease, holdLease } from "../pipeline/lease.js";
 import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { FactoryLine } from "./lines.js";
@@ -26,7 +26,7 @@ export async function carryMerges(deps: MergeDeps): Promise<number> {
   const closures = await deps.tracker.mergedClosures();
   let merged = 0;
   for (const { issue, pr } of closures) {
-    let lease: Awaited<ReturnType<typeof holdLease>>;
+    let lease: HeldLease;
     try {
       lease = await holdLease(deps.store, issue.id, workerHolder(deps.settings), { ttlMs: deps.settings.leaseTtlMs, renewMs: deps.settings.leaseRenewMs });
     } catch (e) {

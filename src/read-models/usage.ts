@@ -1,12 +1,11 @@
 import type { ModelCallEvent } from "../contracts/events.js";
+import { roundUsd } from "../models/pricing.js";
 import type { CallRow, Usage } from "./types.js";
 
 /** Usage of no calls. */
 export function emptyUsage(): Usage {
   return { calls: 0, cached_calls: 0, failed_calls: 0, input_tokens: 0, output_tokens: 0, known_usd: 0, unpriced_calls: 0, cost_usd: 0 };
 }
-
-const micro = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
 /**
  * Adds one call to a usage (in place). Network calls count; a cache hit is counted apart and is
@@ -22,7 +21,7 @@ export function addCall(u: Usage, c: Pick<CallRow, "cached" | "input_tokens" | "
   u.input_tokens += c.input_tokens;
   u.output_tokens += c.output_tokens;
   if (c.cost_usd === null) u.unpriced_calls++;
-  else u.known_usd = micro(u.known_usd + c.cost_usd);
+  else u.known_usd = roundUsd(u.known_usd + c.cost_usd);
   u.cost_usd = u.unpriced_calls > 0 ? null : u.known_usd;
   return u;
 }

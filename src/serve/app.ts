@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { messageOf } from "../errors.js";
 import { EventIndex } from "../read-models.js";
 import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
@@ -40,7 +41,7 @@ export function createDashboard(deps: AppDeps): DashboardApp {
   const index = new EventIndex();
   const hub = new EventHub(deps.store, index, deps.warn);
   const ready = hub.start();
-  ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${e instanceof Error ? e.message : String(e)}`));
+  ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${messageOf(e)}`));
   const closing = new AbortController();
   const respond = responder(deps.redact);
   const app = new Hono();

@@ -1,3 +1,4 @@
+import { messageOf } from "../errors.js";
 import { EventIndex } from "../read-models.js";
 import type { Store, StoredEvent } from "../store/port.js";
 
@@ -49,7 +50,7 @@ export class EventHub {
       (e) => this.deliver(e),
       (e) => {
         // One warning per kind of failure, not one per poll: the follower keeps trying.
-        const message = e instanceof Error ? e.message : String(e);
+        const message = messageOf(e);
         if (message !== String(this.failure)) this.warn(`following the store failed (retrying): ${message}`);
         this.failure = message;
       },

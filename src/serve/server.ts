@@ -36,15 +36,13 @@ const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host);
 /** Starts the dashboard and its API on `host:port` (Hono on Node). */
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   if (o.token === undefined && !isLoopback(o.host)) throw new UsageError(`refusing to serve ${o.host} without a token (${TOKEN_ENV})`);
+  const page = loadPage(o.webDir);
   const dashboard = createDashboard({
     store: o.store,
     tracker: o.tracker,
     redact: o.redact,
     ...(o.token !== undefined ? { token: o.token } : { loopbackOnly: isLoopback(o.host) }),
-    ...(() => {
-      const page = loadPage(o.webDir);
-      return page ? { page } : {};
-    })(),
+    ...(page ? { page } : {}),
     warn: o.warn,
     ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
   });

@@ -82,6 +82,9 @@ export interface StoredWikiEntry {
   text: string;
 }
 
+/** What a wiki entry that cannot be read (a dangling symlink, a folder named *.md) holds as its text: this, then why. */
+export const UNREADABLE_WIKI = "\u0000unreadable: ";
+
 /**
  * The store port (DESIGN: "ports that own their transactions"): the reply cache, the event log
  * and its fold, planning cycles, leases, the local tracker's issues and the wiki, behind one

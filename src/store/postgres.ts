@@ -1,12 +1,11 @@
 import type { Pool, PoolClient } from "pg";
 import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
-import { ConfigError, StoreError } from "../errors.js";
+import { ConfigError, messageOf, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
-import { redactDeep } from "../redact.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
 import type { StoreSnapshot } from "./snapshot.js";
-import { emptyState, FOLDED, reduce } from "./state.js";
+import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
 
 /** The schema dissent's tables live in (pg-boss keeps its own). */
 export const PG_SCHEMA = "dissent";
@@ -99,7 +98,7 @@ export function describeUrl(url: string): string {
 
 function storeError(e: unknown, where: string): StoreError {
   const code = String((e as { code?: unknown }).code ?? "");
-  const message = e instanceof Error ? e.message : String(e);
+  const message = messageOf(e);
   if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET"].includes(code)) {
     return new StoreError(`cannot reach PostgreSQL at ${where} (${code}): check that it is running and DISSENT_DATABASE_URL (or store.url_env) points at it`);
   }
@@ -126,7 +125,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
     pg = (await import("pg")).default as unknown as typeof import("pg");
   } catch (e) {
     throw new ConfigError(
-      `store postgres needs the pg package, an optional dependency of dissent that is not installed (${(e instanceof Error ? e.message : String(e)).split("\n")[0]}): run npm install pg`,
+      `store postgres needs the pg package, an optional dependency of dissent that is not installed (${messageOf(e).split("\n")[0]}): run npm install pg`,
     );
   }
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
@@ -204,66 +203,63 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     updated_at: String(r.updated_at),
   });
   const PLAN_COLS = "issue_id, cycle, status, route, route_reason, calls, cost_usd, concern_seq, updated_at";
+  const stateOn = async (q: Query, issueId: string): Promise<AdversarialState> => {
+    const r = await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId]);
+    return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
+  };
 
   /** The transaction-scoped operations over one connection. */
-  const ops = (q: Query): StoreTx => {
-    const state = async (issueId: string): Promise<AdversarialState> => {
-      const r = await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId]);
-      return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
-    };
-    return {
-      async append(events: readonly NewEvent[]) {
-        if (!events.length) return [];
-        // One appender at a time until commit: `seq` order is commit order, so a follower reading
-        // `seq > last` never skips an event committed late (CONTRACT §8), and the fold is serial.
-        await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
-        const out: StoredEvent[] = [];
-        for (const input of events) {
-          const { type, ...rest } = input;
-          const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
-          const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [
-            event.type,
-            event.at,
+  const ops = (q: Query): StoreTx => ({
+    async append(events: readonly NewEvent[]) {
+      if (!events.length) return [];
+      // One appender at a time until commit: `seq` order is commit order, so a follower reading
+      // `seq > last` never skips an event committed late (CONTRACT §8), and the fold is serial.
+      await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
+      const out: StoredEvent[] = [];
+      for (const input of events) {
+        const event = stampEvent(input, clock().toISOString(), redact);
+        const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [
+          event.type,
+          event.at,
+          event.issue_id,
+          JSON.stringify(event),
+        ]);
+        const seq = Number(r.rows[0]?.seq);
+        if (event.issue_id !== null && FOLDED.has(event.type)) {
+          const next = reduce(await stateOn(q, event.issue_id), event);
+          await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
             event.issue_id,
-            JSON.stringify(event),
+            JSON.stringify(next),
           ]);
-          const seq = Number(r.rows[0]?.seq);
-          if (event.issue_id !== null && FOLDED.has(event.type)) {
-            const next = reduce(await state(event.issue_id), event);
-            await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
-              event.issue_id,
-              JSON.stringify(next),
-            ]);
-          }
-          if (event.type === "ModelCall" && !event.cached && event.issue_id !== null) {
-            await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
-          }
-          out.push({ ...event, seq });
         }
-        // Delivered at commit, and only then: a rolled-back append announces nothing.
-        await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(out[out.length - 1]?.seq ?? 0)]);
-        return out;
-      },
-      async plan(issueId) {
-        const r = await q(`SELECT ${PLAN_COLS} FROM ${S}.plans WHERE issue_id = $1`, [issueId]);
-        return r.rows[0] ? toPlan(r.rows[0]) : undefined;
-      },
-      async savePlan(row) {
-        await q(
-          `INSERT INTO ${S}.plans (${PLAN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        if (countsCall(event)) {
+          await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
+        }
+        out.push({ ...event, seq });
+      }
+      // Delivered at commit, and only then: a rolled-back append announces nothing.
+      await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(out[out.length - 1]?.seq ?? 0)]);
+      return out;
+    },
+    async plan(issueId) {
+      const r = await q(`SELECT ${PLAN_COLS} FROM ${S}.plans WHERE issue_id = $1`, [issueId]);
+      return r.rows[0] ? toPlan(r.rows[0]) : undefined;
+    },
+    async savePlan(row) {
+      await q(
+        `INSERT INTO ${S}.plans (${PLAN_COLS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
            ON CONFLICT (issue_id) DO UPDATE SET cycle = $2, status = $3, route = $4, route_reason = $5, calls = $6, cost_usd = $7,
              concern_seq = GREATEST(${S}.plans.concern_seq, $8), updated_at = $9`,
-          [row.issue_id, row.cycle, row.status, row.route, row.route_reason, row.calls, row.cost_usd, row.concern_seq, clock().toISOString()],
-        );
-      },
-      async putArtifact(issueId, cycle, name, content) {
-        await q(
-          `INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4) ON CONFLICT (issue_id, cycle, name) DO UPDATE SET content = EXCLUDED.content`,
-          [issueId, cycle, name, redact(content)],
-        );
-      },
-    };
-  };
+        [row.issue_id, row.cycle, row.status, row.route, row.route_reason, row.calls, row.cost_usd, row.concern_seq, clock().toISOString()],
+      );
+    },
+    async putArtifact(issueId, cycle, name, content) {
+      await q(
+        `INSERT INTO ${S}.artifacts (issue_id, cycle, name, content) VALUES ($1, $2, $3, $4) ON CONFLICT (issue_id, cycle, name) DO UPDATE SET content = EXCLUDED.content`,
+        [issueId, cycle, name, redact(content)],
+      );
+    },
+  });
 
   /** Runs `fn` in a transaction on a client of its own. */
   const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
@@ -305,9 +301,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
       // statement, one round trip: the lock, then the row, then the cycle's counter and the notice.
       if (events.length !== 1 || !only || (only.issue_id !== null && FOLDED.has(only.type))) return transaction((q) => ops(q).append(events));
       return guard(async () => {
-        const { type, ...rest } = only;
-        const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact);
-        const counts = event.type === "ModelCall" && !event.cached && event.issue_id !== null;
+        const event = stampEvent(only, clock().toISOString(), redact);
         const r = await poolQuery(
           `WITH locked AS (SELECT pg_advisory_xact_lock($1)),
                 ins AS (INSERT INTO ${S}.events (type, at, issue_id, body) SELECT $2, $3, $4, $5 FROM locked RETURNING seq),
@@ -320,7 +314,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
             event.issue_id,
             JSON.stringify(event),
             event.type === "ModelCall" ? (event.cost_usd ?? 0) : 0,
-            counts,
+            countsCall(event),
             PG_CHANNEL,
           ],
         );
@@ -363,11 +357,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         return (await poolQuery(sql, args)).rows.map((r) => ({ ...(r.body as DissentEvent), seq: Number(r.seq) }));
       }),
     lastSeq: () => guard(async () => Number((await poolQuery(`SELECT COALESCE(MAX(seq), 0) AS n FROM ${S}.events`)).rows[0]?.n ?? 0)),
-    state: (id) =>
-      guard(async () => {
-        const r = await poolQuery(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [id]);
-        return (r.rows[0]?.state as AdversarialState | undefined) ?? emptyState();
-      }),
+    state: (id) => guard(() => stateOn(poolQuery, id)),
     plans: () => guard(async () => (await poolQuery(`SELECT ${PLAN_COLS} FROM ${S}.plans ORDER BY issue_id`)).rows.map(toPlan)),
     artifact: (id, cycle, name) =>
       guard(async () => {

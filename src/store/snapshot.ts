@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { StoreError } from "../errors.js";
 import { MIGRATIONS } from "./migrations.js";
-import type { PlanRow, StoredWikiEntry } from "./port.js";
+import { type PlanRow, type StoredWikiEntry, UNREADABLE_WIKI } from "./port.js";
 import { openSqliteStore, storeFile } from "./sqlite.js";
 
 /**
@@ -27,10 +27,10 @@ export async function readSqliteSnapshot(home: string): Promise<StoreSnapshot> {
   // Opening it the usual way migrates an old schema and reports a damaged file in one line.
   const store = await openSqliteStore(home);
   const wiki = await store.wiki.list().finally(() => store.close());
-  const unreadable = wiki.find((e) => e.text.startsWith("\u0000unreadable"));
+  const unreadable = wiki.find((e) => e.text.startsWith(UNREADABLE_WIKI));
   if (unreadable)
     throw new StoreError(
-      `the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(13)}): fix or remove it, then migrate again`,
+      `the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(UNREADABLE_WIKI.length)}): fix or remove it, then migrate again`,
     );
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(file, { readonly: true, fileMustExist: true });

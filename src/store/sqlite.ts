@@ -5,10 +5,20 @@ import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { ConfigError, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
-import { redactDeep } from "../redact.js";
 import { MIGRATIONS } from "./migrations.js";
-import type { IssueRow, LeaseHolder, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoredWikiEntry, StoreTx } from "./port.js";
-import { emptyState, FOLDED, reduce } from "./state.js";
+import {
+  type IssueRow,
+  type LeaseHolder,
+  type LeaseResult,
+  type PlanRow,
+  type StageCommit,
+  type Store,
+  type StoredEvent,
+  type StoredWikiEntry,
+  type StoreTx,
+  UNREADABLE_WIKI,
+} from "./port.js";
+import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
 
 type Db = BetterSqlite3.Database;
 
@@ -129,14 +139,13 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
         db = new Database(file);
       }
     }
+    // Wait for another dissent holding the lock, rather than failing at once.
+    db.pragma("busy_timeout = 30000");
     if (!readOnly) {
-      // Wait for another dissent holding the lock, rather than failing at once.
-      db.pragma("busy_timeout = 30000");
       if (!opts.memory) db.pragma("journal_mode = WAL");
       db.pragma("synchronous = NORMAL");
       migrate(db);
     } else {
-      db.pragma("busy_timeout = 30000");
       const v = db.pragma("user_version", { simple: true }) as number;
       if (v < MIGRATIONS.length) readOnly = true; // an old store read as it is; writes are refused below
     }
@@ -221,11 +230,10 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     writeGuard();
     const out: StoredEvent[] = [];
     for (const input of events) {
-      const { type, ...rest } = input;
-      const event = redactDeep({ type, at: clock().toISOString(), ...rest } as DissentEvent, redact); // {"type", "at", "issue_id", …}
+      const event = stampEvent(input, clock().toISOString(), redact);
       const info = q.insertEvent.run(event.type, event.at, event.issue_id, JSON.stringify(event));
       if (event.issue_id !== null && FOLDED.has(event.type)) q.putState.run(event.issue_id, JSON.stringify(reduce(loadState(event.issue_id), event)));
-      if (event.type === "ModelCall" && !event.cached && event.issue_id !== null) q.countCall.run(event.cost_usd ?? 0, event.issue_id);
+      if (countsCall(event)) q.countCall.run(event.cost_usd ?? 0, event.issue_id);
       out.push({ ...event, seq: Number(info.lastInsertRowid) });
     }
     return out;
@@ -234,16 +242,16 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     writeGuard();
     q.savePlan.run({ ...row, updated_at: clock().toISOString() });
   };
+  const putArtifactRaw = (issueId: string, cycle: number, name: string, content: string) => {
+    writeGuard();
+    q.putArtifact.run(issueId, cycle, name, redact(content));
+  };
 
   const txOps: StoreTx = {
     append: async (events) => guard(() => appendRaw(events)),
     plan: async (id) => guard(() => q.plan.get(id)),
     savePlan: async (row) => guard(() => savePlanRaw(row)),
-    putArtifact: async (id, cycle, name, content) =>
-      guard(() => {
-        writeGuard();
-        q.putArtifact.run(id, cycle, name, redact(content));
-      }),
+    putArtifact: async (id, cycle, name, content) => guard(() => putArtifactRaw(id, cycle, name, content)),
   };
 
   /** A write in its own IMMEDIATE transaction, serialised with everything else of this process. */
@@ -264,7 +272,7 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
         out.push({ id: d.name.replace(/\.md$/, ""), text: readFileSync(join(wikiDir, d.name), "utf8") });
       } catch (e) {
         // A dangling symlink, a folder named *.md, no permission: the reader reports it and skips it.
-        out.push({ id: d.name.replace(/\.md$/, ""), text: `\u0000unreadable: ${(e as NodeJS.ErrnoException).code ?? "error"}` });
+        out.push({ id: d.name.replace(/\.md$/, ""), text: `${UNREADABLE_WIKI}${(e as NodeJS.ErrnoException).code ?? "error"}` });
       }
     }
     return out;
@@ -280,11 +288,7 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     append: (events) => write(() => appendRaw(events)),
     plan: (id) => read(() => q.plan.get(id)),
     savePlan: (row) => write(() => savePlanRaw(row)),
-    putArtifact: (id, cycle, name, content) =>
-      write(() => {
-        writeGuard();
-        q.putArtifact.run(id, cycle, name, redact(content));
-      }),
+    putArtifact: (id, cycle, name, content) => write(() => putArtifactRaw(id, cycle, name, content)),
     cache: {
       get: (key) =>
         read(() => {
@@ -345,7 +349,7 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
         writeGuard();
         // Exactly one AdversarialStageCompleted per finished stage (CONTRACT §7), whatever happened to the committer.
         if ((q.stageDone.get(c.issueId, c.stage, c.cycle)?.n ?? 0) > 0) return false;
-        if (c.artifact) q.putArtifact.run(c.issueId, c.cycle, c.artifact.name, redact(c.artifact.content));
+        if (c.artifact) putArtifactRaw(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
         appendRaw(c.events);
         q.seq.run(c.concernSeq, c.issueId);
         return true;

@@ -1,5 +1,6 @@
 import type { AdversarialState } from "../contracts/concern.js";
-import type { DissentEvent } from "../contracts/events.js";
+import type { DissentEvent, ModelCallEvent, NewEvent } from "../contracts/events.js";
+import { redactDeep } from "../redact.js";
 
 /** The state of an issue with no events. */
 export function emptyState(): AdversarialState {
@@ -15,6 +16,17 @@ export const FOLDED: ReadonlySet<DissentEvent["type"]> = new Set([
   "ConcernAddressed",
   "ShippedWithKnownGap",
 ]);
+
+/** An event as every store appends it: stamped with `at` (keys in CONTRACT §4's order: `type`, `at`, `issue_id`, …), then redacted. */
+export function stampEvent(input: NewEvent, at: string, redact: (text: string) => string): DissentEvent {
+  const { type, ...rest } = input;
+  return redactDeep({ type, at, ...rest } as DissentEvent, redact);
+}
+
+/** A network call of an issue: it counts against its planning cycle's calls and dollars (a cache hit is free). */
+export function countsCall(e: DissentEvent): e is ModelCallEvent & { issue_id: string } {
+  return e.type === "ModelCall" && !e.cached && e.issue_id !== null;
+}
 
 /** One step of the fold: AdversarialState is nothing but the reduction of an issue's events (ADR-0064). */
 export function reduce(state: AdversarialState, e: DissentEvent): AdversarialState {

@@ -1,6 +1,7 @@
-import type { Attributes } from "@opentelemetry/api";
+import { type Attributes, type Span, SpanStatusCode } from "@opentelemetry/api";
 import { SEVERITIES } from "../contracts/concern.js";
 import type { AuditMeta } from "../contracts/audit.js";
+import { messageOf } from "../errors.js";
 import type { ObservedCall } from "../models/types.js";
 import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import { DISSENT, ERROR_TYPE, GEN_AI } from "./conventions.js";
@@ -12,6 +13,12 @@ export type CostOf = (c: ObservedCall) => Promise<number | null>;
 export function errorType(e: unknown): string {
   if (e instanceof Error) return e.name && e.name !== "Error" ? e.name : e.constructor.name || "Error";
   return "_OTHER";
+}
+
+/** Marks a workflow span failed: the error's type, and its message (redacted) as the span's status. */
+export function markFailed(span: Span, e: unknown, redact: (text: string) => string): void {
+  span.setAttribute(ERROR_TYPE, errorType(e));
+  span.setStatus({ code: SpanStatusCode.ERROR, message: redact(messageOf(e)).slice(0, 500) });
 }
 
 /**

@@ -1,3 +1,5 @@
+import { messageOf } from "../errors.js";
+
 /**
  * Telemetry never fails a run (CONTRACT §8): a hook that throws is reported once, by `warn`, and
  * the run goes on without that span.
@@ -8,7 +10,7 @@ export function guard(warn: (message: string) => void): <A>(fn: (a: A) => void) 
     try {
       fn(a);
     } catch (e) {
-      if (!warned) warn(`telemetry: a span could not be recorded (${e instanceof Error ? e.message : String(e)}); the run goes on`);
+      if (!warned) warn(`telemetry: a span could not be recorded (${messageOf(e)}); the run goes on`);
       warned = true;
     }
   };

@@ -2,9 +2,9 @@ import { context, SpanStatusCode, trace, type Span, type Tracer } from "@opentel
 import type { ObservedCall } from "../models/types.js";
 import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
-import { startChatSpan, type ChatSpanOptions } from "./chat-span.js";
-import { DISSENT, ERROR_TYPE, EVALUATION_RESULT_EVENT, GEN_AI, OPERATION } from "./conventions.js";
-import { errorType, evaluationOfVote, type CostOf } from "./evaluation.js";
+import { epochMs, startChatSpan, type ChatSpanOptions } from "./chat-span.js";
+import { DISSENT, EVALUATION_RESULT_EVENT, GEN_AI, OPERATION } from "./conventions.js";
+import { evaluationOfVote, markFailed, type CostOf } from "./evaluation.js";
 import { guard } from "./guard.js";
 
 /**
@@ -123,7 +123,7 @@ export class PlanTrace {
     const parent = (c.stage !== undefined && (this.rounds.get(`${c.stage}#${c.round ?? 0}`) ?? this.stages.get(c.stage))) || this.root;
     this.pending.push(
       this.o.cost(c).then((cost) => {
-        startChatSpan(this.tracer, parent, c, this.o, cost).end(performance.timeOrigin + c.endedAt);
+        startChatSpan(this.tracer, parent, c, this.o, cost).end(epochMs(c.endedAt));
       }),
     );
   }
@@ -142,13 +142,7 @@ export class PlanTrace {
     this.stages.clear();
     if (outcome.status) this.root.setAttribute(DISSENT.STATUS, outcome.status);
     if (outcome.route) this.root.setAttribute(DISSENT.ROUTE_KIND, outcome.route);
-    if (outcome.error !== undefined) {
-      this.root.setAttribute(ERROR_TYPE, errorType(outcome.error));
-      this.root.setStatus({
-        code: SpanStatusCode.ERROR,
-        message: this.o.redact(outcome.error instanceof Error ? outcome.error.message : String(outcome.error)).slice(0, 500),
-      });
-    }
+    if (outcome.error !== undefined) markFailed(this.root, outcome.error, this.o.redact);
     this.root.end();
   }
 }

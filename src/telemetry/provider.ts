@@ -2,6 +2,7 @@ import type { Tracer } from "@opentelemetry/api";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type ReadableSpan, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { messageOf } from "../errors.js";
 import { SCHEMA_URL } from "./conventions.js";
 
 /** Where and how spans go. */
@@ -67,7 +68,7 @@ export function exportingTracer(o: ExportOptions): { tracer: Tracer; shutdown():
         timer = setTimeout(resolve, (o.timeoutMs ?? 5_000) + 1_000);
         timer.unref();
       });
-      await Promise.race([provider.shutdown().then(undefined, (e: unknown) => failed(e instanceof Error ? e.message : String(e))), limit]);
+      await Promise.race([provider.shutdown().then(undefined, (e: unknown) => failed(messageOf(e))), limit]);
       clearTimeout(timer);
     },
   };

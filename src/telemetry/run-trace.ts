@@ -1,9 +1,9 @@
-import { SpanStatusCode, type Span, type Tracer } from "@opentelemetry/api";
+import type { Span, Tracer } from "@opentelemetry/api";
 import type { AuditMeta } from "../contracts/audit.js";
 import type { ObservedCall } from "../models/types.js";
-import { startChatSpan, type ChatSpanOptions } from "./chat-span.js";
-import { DISSENT, ERROR_TYPE, EVALUATION_RESULT_EVENT, GEN_AI, OPERATION } from "./conventions.js";
-import { errorType, evaluationOfVerdict, type CostOf } from "./evaluation.js";
+import { epochMs, startChatSpan, type ChatSpanOptions } from "./chat-span.js";
+import { DISSENT, EVALUATION_RESULT_EVENT, GEN_AI, OPERATION } from "./conventions.js";
+import { evaluationOfVerdict, markFailed, type CostOf } from "./evaluation.js";
 import { guard } from "./guard.js";
 
 /**
@@ -54,7 +54,7 @@ export class RunTrace {
   }
 
   call(c: ObservedCall): void {
-    this.pending.push(this.o.cost(c).then((cost) => startChatSpan(this.tracer, this.root, c, this.o, cost).end(performance.timeOrigin + c.endedAt)));
+    this.pending.push(this.o.cost(c).then((cost) => startChatSpan(this.tracer, this.root, c, this.o, cost).end(epochMs(c.endedAt))));
   }
 
   /** The challenger's verdict (only when the audit ran). */
@@ -65,10 +65,7 @@ export class RunTrace {
 
   async end(error?: unknown): Promise<void> {
     await Promise.allSettled(this.pending); // a span that could not be made never fails the run
-    if (error !== undefined) {
-      this.root.setAttribute(ERROR_TYPE, errorType(error));
-      this.root.setStatus({ code: SpanStatusCode.ERROR, message: this.o.redact(error instanceof Error ? error.message : String(error)).slice(0, 500) });
-    }
+    if (error !== undefined) markFailed(this.root, error, this.o.redact);
     this.root.end();
   }
 }

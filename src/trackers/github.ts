@@ -5,7 +5,7 @@ import { MERGED_MARKER, PLAN_MARKER, mergedComment, planComment } from "./github
 import { commentWriter } from "./github/comments.js";
 import { githubError, type GithubErrorContext } from "./github/errors.js";
 import { moveLabels } from "./github/labels.js";
-import type { TrackedIssue, Tracker } from "./port.js";
+import type { MergedClosure, TrackedIssue, Tracker } from "./port.js";
 
 export type { GithubOptions } from "./github/client.js";
 
@@ -125,7 +125,7 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
       const closed = await session.step("listing closed issues", (gh) =>
         gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "closed", per_page: 100 }),
       );
-      const out: { issue: TrackedIssue; pr: number }[] = [];
+      const out: MergedClosure[] = [];
       for (const d of closed) {
         if (d.pull_request) continue;
         const issue = toIssue(d);

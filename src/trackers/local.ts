@@ -1,6 +1,8 @@
 import { RunError, UsageError } from "../errors.js";
-import type { Store } from "../store/port.js";
+import type { IssueRow, Store } from "../store/port.js";
 import type { TrackedIssue, Tracker } from "./port.js";
+
+const toIssue = (r: IssueRow): TrackedIssue => ({ id: r.id, title: r.title, body: r.body, labels: r.labels });
 
 /** The local tracker: issues and labels in the store (SQLite or PostgreSQL). */
 export interface LocalTracker extends Tracker {
@@ -11,19 +13,18 @@ export function localTracker(store: Store): LocalTracker {
   const get = async (id: string): Promise<TrackedIssue> => {
     const row = await store.issues.get(id.replace(/^#/, ""));
     if (!row) throw new RunError(`no issue ${id} in the local tracker (dissent issue list shows them)`);
-    return { id: row.id, title: row.title, body: row.body, labels: row.labels };
+    return toIssue(row);
   };
   return {
     kind: "local",
     name: "local",
     get,
     async list() {
-      return (await store.issues.list()).map((r) => ({ id: r.id, title: r.title, body: r.body, labels: r.labels }));
+      return (await store.issues.list()).map(toIssue);
     },
     async create({ title, body, labels }) {
       if (!title.trim()) throw new UsageError("--title must not be empty");
-      const row = await store.issues.create({ title, body, labels });
-      return { id: row.id, title: row.title, body: row.body, labels: row.labels };
+      return toIssue(await store.issues.create({ title, body, labels }));
     },
     async setLabels(id, change) {
       const issue = await get(id);
