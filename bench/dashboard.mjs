@@ -10,13 +10,14 @@ import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { PIPELINE_ROLES } from "../dist/pipeline/stages.js";
 import { openSqliteStore } from "../dist/store/sqlite.js";
+import { chatCompletion, sleep } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.dashboard.json", import.meta.url));
 const ISSUES = Number(process.env.BENCH_ISSUES ?? 1000);
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] : null;
@@ -63,42 +64,13 @@ function modelServer() {
         return;
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "x",
-          object: "chat.completion",
-          created: 1,
-          model: parsed.model,
-          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: total,
-        }),
-      );
+      res.end(chatCompletion(parsed.model, content, usage));
     });
   });
   return new Promise((r) => server.listen(0, "127.0.0.1", () => r(server)));
 }
-const ROLES = [
-  "complexity_gate",
-  "plan_reviewer",
-  "discover.brief",
-  "shape.writer",
-  "planner",
-  "spec.ac_generator",
-  "assumption_surfacer",
-  "discovery.problem_sharpener",
-  "discovery.existing_solution_hunter",
-  "discovery.cheapest_test_advocate",
-  "shape.challenger",
-  "shape.user_advocate",
-  "shape.tech_lead",
-  "shape.product_strategist",
-  "plan.builder",
-  "plan.tester",
-  "plan.risk_skeptic",
-  "spec.judge",
-  "executor",
-  "challenger",
-];
+/** Every role the plan and `run --audit` call, each routed to a model named after it. */
+const ROLES = [...PIPELINE_ROLES, "executor", "challenger"];
 
 /** Runs the CLI (asynchronously: the model server answers from this process). */
 function cli(args, cwd, home) {

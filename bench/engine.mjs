@@ -7,16 +7,11 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
+import { median, round } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = join(ROOT, "dist/cli/bin.js");
 const THREADS = Number(process.env.BENCH_THREADS ?? 1);
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const results = {};
 const rows = [];
 const record = (key, label, value, unit, note) => {

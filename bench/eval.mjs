@@ -13,16 +13,11 @@ import { runGateEval } from "../dist/eval/run-gate.js";
 import { loadGateSet } from "../dist/eval/sets.js";
 import { memoryCache } from "../dist/models/cache.js";
 import { fixedRouter } from "../dist/models/router.js";
+import { chatCompletion, median, recorder } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.eval.json", import.meta.url));
 const GOAL_S_PER_60 = 10;
-const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 const set = loadGateSet();
 const byDraft = new Map(set.items.map((i) => [i.draft, i]));
@@ -49,12 +44,7 @@ const instant = (id, answer) =>
     doGenerate: async (o) => ({ content: [{ type: "text", text: answer(o) }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }),
   });
 
-const results = {};
-const rows = [];
-const record = (key, label, value, unit, goal, pass) => {
-  results[key] = { value: round(value), unit, ...(goal !== undefined ? { goal } : {}), ...(pass !== undefined ? { pass } : {}) };
-  rows.push([label, `${round(value, 2)} ${unit}`, goal ?? "", pass === undefined ? "" : pass ? "ok" : "MISSED"]);
-};
+const { results, rows, record } = recorder();
 
 // ------------------------------------------------------------------ 1. in process (the library)
 {
@@ -106,16 +96,7 @@ const server = createServer(async (req, res) => {
   const content =
     body.model === "chal" ? perfectReply(JSON.parse(body.messages.find((m) => m.role === "user").content)) : revisionReply(assistant?.content ?? "");
   res.writeHead(200, { "content-type": "application/json" });
-  res.end(
-    JSON.stringify({
-      id: "b",
-      object: "chat.completion",
-      created: 1,
-      model: body.model,
-      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-      usage: { prompt_tokens: 800, completion_tokens: 120, total_tokens: 920 },
-    }),
-  );
+  res.end(chatCompletion(body.model, content, { prompt_tokens: 800, completion_tokens: 120 }));
 });
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const url = `http://127.0.0.1:${server.address().port}/v1`;

@@ -13,16 +13,10 @@ import { fileURLToPath } from "node:url";
 import { PIPELINE_ROLES, STAGES } from "../dist/pipeline/stages.js";
 import { openPostgresStore } from "../dist/store/postgres.js";
 import { openSqliteStore } from "../dist/store/sqlite.js";
+import { chatCompletion, median, recorder, sleep } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.factory.json", import.meta.url));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 // --- a model server: an agreeable council, every reply after `delayMs` ---------------------------
 function agreeable(model) {
@@ -40,18 +34,8 @@ async function modelServer() {
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
     requests++;
     if (delayMs) await sleep(delayMs);
-    const content = agreeable(body.model);
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        id: "bench",
-        object: "chat.completion",
-        created: 1,
-        model: body.model,
-        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-        usage: { prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 },
-      }),
-    );
+    res.end(chatCompletion(body.model, agreeable(body.model), { prompt_tokens: 11, completion_tokens: 7 }));
   });
   server.keepAliveTimeout = 60_000;
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
@@ -192,12 +176,7 @@ function perIssue(lines) {
 }
 
 // ------------------------------------------------------------------------------------------------
-const results = { machine: { cpus: cpus().length, node: process.version }, at: new Date().toISOString() };
-const rows = [];
-const record = (key, label, value, unit, goal, pass) => {
-  results[key] = { value: round(value), unit, ...(goal !== undefined ? { goal } : {}), ...(pass !== undefined ? { pass } : {}) };
-  rows.push([label, `${round(value, 2)} ${unit}`, goal ?? "", pass === undefined ? "" : pass ? "ok" : "MISSED"]);
-};
+const { results, rows, record } = recorder({ machine: { cpus: cpus().length, node: process.version }, at: new Date().toISOString() });
 
 const model = await modelServer();
 const pg = await postgres();
@@ -265,16 +244,7 @@ try {
         return; // never answered
       }
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "b",
-          object: "chat.completion",
-          created: 1,
-          model: body.model,
-          choices: [{ index: 0, message: { role: "assistant", content: agreeable(body.model) }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
-        }),
-      );
+      res.end(chatCompletion(body.model, agreeable(body.model), { prompt_tokens: 1, completion_tokens: 1 }));
     });
     await new Promise((r) => hangServer.listen(0, "127.0.0.1", r));
     const cfg = join(w.dir, "dissent.config.yaml");

@@ -7,6 +7,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { median } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The last release before CONTRACT r2 (wave 1's final commit). */
@@ -61,11 +62,6 @@ function config(url, roles) {
   ].join("\n");
 }
 
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length === 0 ? 0 : s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 const share = (n, d) => (d === 0 ? 0 : Math.round((1000 * n) / d) / 10);
 
 async function planAll(bin, double, bench, roles, label) {
@@ -102,7 +98,7 @@ function summarise(issues) {
   return {
     issues: issues.length,
     with_plan_pct: share(issues.filter((i) => i.code === 0).length, issues.length),
-    calls_per_load_bearing_median: median(calls),
+    calls_per_load_bearing_median: calls.length ? median(calls) : 0,
     calls_per_load_bearing_max: calls.length ? Math.max(...calls) : 0,
     rounds_per_stage_mean: Object.fromEntries(Object.entries(byPhase).map(([p, r]) => [p, Math.round((100 * r.reduce((a, b) => a + b, 0)) / r.length) / 100])),
     stages_oscillation_pct: outcome("oscillation"),

@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { median, recorder, round } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
@@ -144,13 +145,6 @@ async function workloads() {
 }
 
 // ------------------------------------------------------------------ statistics
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const round = (x, d = 3) => (x === null ? null : Math.round(x * 10 ** d) / 10 ** d);
-
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
@@ -299,12 +293,7 @@ function installSize() {
 }
 
 // ------------------------------------------------------------------ the run
-const results = { runs: RUNS, node: process.version, date: new Date().toISOString() };
-const rows = [];
-const put = (key, label, value, unit, goal, pass) => {
-  results[key] = { value: round(value), unit, ...(goal !== undefined ? { goal } : {}), ...(pass !== undefined ? { pass } : {}) };
-  rows.push([label, value === null ? "n/a" : `${round(value, 3)} ${unit}`, goal ?? "", pass === undefined ? "" : pass ? "ok" : "MISSED"]);
-};
+const { results, rows, record: put } = recorder({ runs: RUNS, node: process.version, date: new Date().toISOString() }, { digits: 3 });
 
 const w = section("gate") || section("middleware") ? await workloads() : undefined;
 

@@ -1,7 +1,7 @@
 // npm run bench — speed and memory of dissent's own machinery, against the AI SDK's per-call cost.
 // Figures are medians within one run (machines are shared and noisy: compare ratios, not absolutes).
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,15 +15,9 @@ import { planIssue } from "../dist/pipeline/plan-issue.js";
 import { PIPELINE_ROLES, STAGES } from "../dist/pipeline/stages.js";
 import { memoryStore } from "../dist/store/sqlite.js";
 import { localTracker } from "../dist/trackers/local.js";
+import { chatCompletion, median, recorder, round, sleep } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
-const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 async function timeIt(fn, { warmup = 20, runs = 200 } = {}) {
   for (let i = 0; i < warmup; i++) await fn(i);
   const times = [];
@@ -48,12 +42,7 @@ const instant = (id, answer, delayMs = 0) =>
     },
   });
 
-const results = {};
-const rows = [];
-const record = (key, label, value, unit, goal, pass) => {
-  results[key] = { value: round(value), unit, ...(goal !== undefined ? { goal } : {}), ...(pass !== undefined ? { pass } : {}) };
-  rows.push([label, `${round(value, 2)} ${unit}`, goal ?? "", pass === undefined ? "" : pass ? "ok" : "MISSED"]);
-};
+const { results, rows, record } = recorder();
 
 // ---------------------------------------------------------------- 1. audit gate overhead (issue #2)
 {
@@ -183,16 +172,7 @@ function runCli(args, cwd, env = {}) {
       const model = JSON.parse(body).model;
       const content = model === "chal" ? JSON.stringify({ verdict: "pass", concerns: [] }) : "Water boils at 100 °C at sea level.";
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(
-        JSON.stringify({
-          id: "x",
-          object: "chat.completion",
-          created: 1,
-          model,
-          choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
-        }),
-      );
+      res.end(chatCompletion(model, content, { prompt_tokens: 5, completion_tokens: 5 }));
     });
     await new Promise((r) => server.listen(0, "127.0.0.1", r));
     const port = server.address().port;
@@ -219,7 +199,6 @@ const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf
 const SUBS = ["judgment", "library", "eval", "factory", "dashboard", "engine"];
 for (const topic of only === "core" ? [] : SUBS.filter((t) => !only || t === only)) {
   const script = fileURLToPath(new URL(`./${topic}.mjs`, import.meta.url));
-  const { existsSync, readFileSync } = await import("node:fs");
   if (!existsSync(script)) continue;
   console.error(`bench: ${topic}…`);
   const code = await new Promise((r) => spawn(process.execPath, [script], { stdio: ["ignore", "inherit", "inherit"] }).on("close", r));

@@ -7,6 +7,7 @@ import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.j
 import type { Config } from "./contracts/config.js";
 import { transition, type StateLabel } from "./contracts/labels.js";
 import { UsageError } from "./errors.js";
+import { sumUsd } from "./eval/usage.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning } from "./models/router.js";
@@ -260,7 +261,6 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
         );
       const result = await (trace ? trace.wrap(gate) : gate());
-      const costs = result.calls.map((c) => c.cost_usd);
       return {
         final_output: result.final_output,
         audit_meta: result.audit_meta,
@@ -268,7 +268,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         run: {
           run_id: runId,
           calls: result.calls,
-          cost_usd: costs.some((c) => c === null || c === undefined) ? null : Math.round(costs.reduce((a: number, c) => a + (c ?? 0), 0) * 1e6) / 1e6,
+          cost_usd: sumUsd(result.calls.map((c) => c.cost_usd)),
         },
       };
     },

@@ -1,14 +1,9 @@
-import { UsageError } from "../errors.js";
-import { json, withDissent, type Common } from "./common.js";
+import { json, olderThanDays, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
 /** `dissent cache clear [--older-than DAYS]` (CONTRACT §3 r2): says how many replies it removed. */
 export async function cacheClear(opts: Common & { olderThan?: string }, io: Io): Promise<number> {
-  let days: number | undefined;
-  if (opts.olderThan !== undefined) {
-    days = Number(opts.olderThan);
-    if (!/^\d+(\.\d+)?$/.test(opts.olderThan) || days > 100_000) throw new UsageError(`--older-than must be a number of days, not '${opts.olderThan}'`);
-  }
+  const days = opts.olderThan === undefined ? undefined : olderThanDays(opts.olderThan);
   return withDissent(opts, io, async (d) => {
     const removed = await (await d.store()).cache.clear(days);
     if (opts.json) json(io, { removed });

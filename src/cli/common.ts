@@ -1,4 +1,5 @@
 import { createDissent, type Dissent } from "../dissent.js";
+import { UsageError } from "../errors.js";
 import type { ObservedCall } from "../models/types.js";
 import { fail, safe, type Io } from "./io.js";
 
@@ -76,3 +77,10 @@ export async function withDissent(
 }
 
 export const json = (io: Io, value: unknown) => io.stdout(`${JSON.stringify(value)}\n`);
+
+/** `--older-than DAYS` (`cache clear`, `wiki prune`): a number of days, read strictly. */
+export function olderThanDays(text: string): number {
+  const days = Number(text);
+  if (!/^\d+(\.\d+)?$/.test(text) || days > 100_000) throw new UsageError(`--older-than must be a number of days, not '${text}'`);
+  return days;
+}

@@ -1,4 +1,4 @@
-import { DissentError, Interrupted, messageOf } from "../errors.js";
+import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
 import { missingOptional } from "../package-root.js";
 import { redact as redactKnown } from "../redact.js";
 import { exitCodeOf } from "./exit-codes.js";
@@ -55,7 +55,7 @@ export function processIo(): Io {
         size += (chunk as Buffer).length;
         if (size > limit) {
           process.stdin.destroy();
-          throw new (await import("../errors.js")).UsageError(`stdin is larger than ${Math.round(limit / 1024)} KiB, the limit for a prompt`);
+          throw new UsageError(`stdin is larger than ${Math.round(limit / 1024)} KiB, the limit for a prompt`);
         }
         chunks.push(chunk as Buffer);
       }

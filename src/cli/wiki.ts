@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { parseEntry, readWiki, setFrontMatter } from "../carryover/wiki.js";
 import { readCapped } from "../config/load.js";
 import { RunError, UsageError } from "../errors.js";
-import { json, withDissent, type Common } from "./common.js";
+import { json, olderThanDays, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
 
@@ -52,8 +52,7 @@ export async function wikiShow(entry: string, opts: Common, io: Io): Promise<num
 
 /** `dissent wiki prune --older-than DAYS`: marks old entries stale; stale entries are never injected. */
 export async function wikiPrune(opts: Common & { olderThan: string }, io: Io): Promise<number> {
-  const days = Number(opts.olderThan);
-  if (!/^\d+(\.\d+)?$/.test(opts.olderThan) || days > 100_000) throw new UsageError(`--older-than must be a number of days, not '${opts.olderThan}'`);
+  const days = olderThanDays(opts.olderThan);
   return withDissent(opts, io, async (d, status) => {
     const store = await d.store();
     const cutoff = Date.now() - days * 86_400_000;

@@ -13,9 +13,12 @@ export interface RateDef<O> {
   share: (o: O) => Share;
 }
 
-const count = <T>(xs: readonly T[], p: (x: T) => boolean) => xs.reduce((n, x) => n + (p(x) ? 1 : 0), 0);
-const one = (b: boolean): Share => [b ? 1 : 0, 1];
-const none: Share = [0, 0];
+/** How many of `xs` satisfy `p`. */
+export const count = <T>(xs: readonly T[], p: (x: T) => boolean) => xs.reduce((n, x) => n + (p(x) ? 1 : 0), 0);
+/** An item's share of a yes/no rate: [1, 1] or [0, 1]. */
+export const one = (b: boolean): Share => [b ? 1 : 0, 1];
+/** An item the rate does not apply to. */
+export const none: Share = [0, 0];
 
 /** The gate's rates (ADR-015): each is Σ numerators / Σ denominators over the items; intervals resample items. */
 export const GATE_RATES: readonly RateDef<GateItemOutcome>[] = [

@@ -1,11 +1,8 @@
-import { rates, type RateDef, type Share } from "./gate-metrics.js";
+import { count, none, one, rates, type RateDef, type Share } from "./gate-metrics.js";
 import type { PipelineItemOutcome, PipelineMetrics } from "./report.js";
 import { DEFAULT_BOOTSTRAP, draws, tidy, type BootstrapSpec } from "./stats.js";
 import { usageOf } from "./usage.js";
 
-const count = <T>(xs: readonly T[], p: (x: T) => boolean) => xs.reduce((n, x) => n + (p(x) ? 1 : 0), 0);
-const one = (b: boolean): Share => [b ? 1 : 0, 1];
-const none: Share = [0, 0];
 /** Checklist coverage: entries judged yes over entries judged at all (an unreadable judgment is neither). */
 const coverage = (list: PipelineItemOutcome["plan_checklist"]): Share => [count(list, (c) => c.covered === true), count(list, (c) => c.covered !== null)];
 

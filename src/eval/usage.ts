@@ -1,4 +1,5 @@
 import type { CallRecord } from "../contracts/audit.js";
+import { roundUsd } from "../models/pricing.js";
 import type { UsageJson } from "./report.js";
 
 /** Sums dollars that may be unknown: null as soon as one is (CONTRACT §8: unknown is never 0). */
@@ -8,7 +9,7 @@ export function sumUsd(values: readonly (number | null | undefined)[]): number |
     if (v === null || v === undefined) return null;
     total += v;
   }
-  return Math.round(total * 1e6) / 1e6;
+  return roundUsd(total);
 }
 
 /** Calls, tokens and money of a list of call records, and the wall time they took. */

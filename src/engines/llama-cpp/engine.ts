@@ -106,9 +106,6 @@ function runtimeFor(gpu: "auto" | false): Promise<Binding> {
   return b;
 }
 
-/** Does any provider of this config run in-process? */
-export const usesLlamaCpp = (config: Pick<Config, "providers">): boolean => Object.values(config.providers).some((p) => p.type === "llama-cpp");
-
 /** The engines of one configuration: one runtime per GPU setting, one loaded model per file and settings. */
 export function createLlamaEngines(o: EngineOptions): LlamaEngines {
   const { config, env, reporter } = o;

@@ -2,7 +2,6 @@
 export {
   createLlamaEngines,
   DEFAULT_SEQUENCES,
-  usesLlamaCpp,
   withEngineLimits,
   type EngineOptions,
   type EngineTarget,
