@@ -7,7 +7,7 @@ import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.j
 import type { Config } from "./contracts/config.js";
 import { transition, type StateLabel } from "./contracts/labels.js";
 import { UsageError } from "./errors.js";
-import { sumUsd } from "./eval/usage.js";
+import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning } from "./models/router.js";

@@ -3,7 +3,7 @@ import { loadConfig } from "../config/load.js";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import type { Located } from "../engines/llama-cpp/index.js";
 import { DissentError, messageOf } from "../errors.js";
-import { keyEnvOf, PROVIDERS, resolveHeaders } from "../models/providers.js";
+import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders } from "../models/providers.js";
 import { configRouter, parseTarget } from "../models/router.js";
 import type { ModelTarget } from "../models/types.js";
 import { redactor } from "../redact.js";
@@ -175,7 +175,7 @@ export async function checkConfiguredRoutes(
     } else {
       const keyEnv = keyEnvOf(p);
       const key = keyEnv ? env[keyEnv] || undefined : undefined;
-      if (!key && keyEnv && (PROVIDERS[p.type].keyRequired || p.api_key_env !== undefined)) return { ok: false, detail: `no API key: set ${keyEnv}` };
+      if (!key && keyEnv && needsKey(p)) return { ok: false, detail: `no API key: set ${keyEnv}` };
       if (key) parts.push(`key ${keyEnv} set`);
       let headers: Record<string, string>;
       try {

@@ -11,7 +11,7 @@ import type { GateItem } from "./schema.js";
 import { scoreGateItem, type RevisionStep } from "./score-gate.js";
 import type { LoadedSet } from "./sets.js";
 import { DEFAULT_BOOTSTRAP, type BootstrapSpec } from "./stats.js";
-import { sumUsd } from "./usage.js";
+import { sumUsd } from "../models/pricing.js";
 
 /** Items audited at once; each provider's `max_concurrency` still bounds what reaches it. */
 export const GATE_CONCURRENCY = 8;

@@ -19,7 +19,7 @@ import { modelCost, modelName, type EvalProgress } from "./run-gate.js";
 import type { PipelineItem, PipelineWikiEntry } from "./schema.js";
 import type { LoadedSet } from "./sets.js";
 import { DEFAULT_BOOTSTRAP, type BootstrapSpec } from "./stats.js";
-import { sumUsd } from "./usage.js";
+import { sumUsd } from "../models/pricing.js";
 
 /** Issues planned at once (each runs its critics in parallel); each provider's `max_concurrency` still holds. */
 export const PIPELINE_CONCURRENCY = 4;

@@ -1,16 +1,6 @@
 import type { CallRecord } from "../contracts/audit.js";
-import { roundUsd } from "../models/pricing.js";
+import { sumUsd } from "../models/pricing.js";
 import type { UsageJson } from "./report.js";
-
-/** Sums dollars that may be unknown: null as soon as one is (CONTRACT §8: unknown is never 0). */
-export function sumUsd(values: readonly (number | null | undefined)[]): number | null {
-  let total = 0;
-  for (const v of values) {
-    if (v === null || v === undefined) return null;
-    total += v;
-  }
-  return roundUsd(total);
-}
 
 /** Calls, tokens and money of a list of call records, and the wall time they took. */
 export function usageOf(calls: readonly CallRecord[], modelCosts: readonly (number | null)[], wallMs: number): UsageJson {

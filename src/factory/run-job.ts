@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { EventOf } from "../contracts/events.js";
 import type { Dissent } from "../dissent.js";
 import { LeaseHeld, messageOf, ProviderError } from "../errors.js";
-import { roundUsd } from "../models/pricing.js";
+import { sumUsd } from "../models/pricing.js";
 import { holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
@@ -139,7 +139,7 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
       status: result.status,
       route: result.route,
       calls: calls.length,
-      cost_usd: costs.some((c) => c === null || c === undefined) ? null : roundUsd(costs.reduce((a: number, c) => a + (c ?? 0), 0)),
+      cost_usd: sumUsd(costs),
     });
     await job.finish();
     return { kind: "planned", status: result.status };

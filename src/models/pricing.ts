@@ -36,3 +36,13 @@ export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens
 
 /** Rounds a dollar amount for display and records (micro-dollars). */
 export const roundUsd = (usd: number) => Math.round(usd * 1e6) / 1e6;
+
+/** Sums dollars that may be unknown: null as soon as one is (CONTRACT §8: unknown is never 0). */
+export function sumUsd(values: readonly (number | null | undefined)[]): number | null {
+  let total = 0;
+  for (const v of values) {
+    if (v === null || v === undefined) return null;
+    total += v;
+  }
+  return roundUsd(total);
+}
