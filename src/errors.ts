@@ -58,6 +58,8 @@ export class Interrupted extends DissentError {
 
 /** The store could not be used (a damaged file, no permission, a database that is down); the message names it and what to do. */
 export class StoreError extends named("StoreError") {}
+/** The tracker refused our token (GitHub 401): retrying will not help, so the factory stops (CONTRACT §7). */
+export class TrackerAuthError extends named("TrackerAuthError") {}
 
 /** Another planner holds the issue (CONTRACT §4 r2: one planner per issue). */
 export class LeaseHeld extends DissentError {
@@ -141,7 +143,9 @@ export class ProviderAuthError extends ProviderError {
  * replay miss, the frozen limits, a lost lease and a store that cannot be used.
  */
 export function isFatal(e: unknown): boolean {
-  return [UsageError, ConfigError, ProviderAuthError, Interrupted, ReplayMiss, AuditLimitExceeded, LeaseHeld, StoreError].some((k) => k.isInstance(e));
+  return [UsageError, ConfigError, ProviderAuthError, TrackerAuthError, Interrupted, ReplayMiss, AuditLimitExceeded, LeaseHeld, StoreError].some((k) =>
+    k.isInstance(e),
+  );
 }
 
 /** Message of any thrown value, for one-line reports. */

@@ -13,6 +13,7 @@ const CODES: Record<string, number> = {
   RunError: 1,
   LeaseHeld: 1,
   StoreError: 1,
+  TrackerAuthError: 1,
 };
 
 /** The exit code for what a command threw. */

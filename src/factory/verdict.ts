@@ -1,4 +1,4 @@
-import { ConfigError, Interrupted, LeaseHeld, ProviderAuthError, StoreError } from "../errors.js";
+import { ConfigError, Interrupted, LeaseHeld, ProviderAuthError, StoreError, TrackerAuthError } from "../errors.js";
 
 /**
  * What a failure means for the factory (CONTRACT §7): an auth or configuration error, or a store it
@@ -11,6 +11,6 @@ export type Verdict = "fatal" | "interrupted" | "lease_held" | "failed";
 export function verdictOf(e: unknown): Verdict {
   if (Interrupted.isInstance(e)) return "interrupted";
   if (LeaseHeld.isInstance(e)) return "lease_held";
-  if (ConfigError.isInstance(e) || ProviderAuthError.isInstance(e) || StoreError.isInstance(e)) return "fatal";
+  if (ConfigError.isInstance(e) || ProviderAuthError.isInstance(e) || TrackerAuthError.isInstance(e) || StoreError.isInstance(e)) return "fatal";
   return "failed";
 }

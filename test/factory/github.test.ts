@@ -102,4 +102,15 @@ describe("dissent factory on the GitHub tracker", () => {
     expect(r.stderr).toMatch(/^dissent: error: GitHub rejected the token in GITHUB_TOKEN \(401\)[^\n]*\n$/);
     expect(w.server.requests).toHaveLength(0);
   });
+
+  it("a token GitHub rejects stops the running factory too (CONTRACT §7: an auth error stops it), exit 1, one line", async () => {
+    gh = await startGithubDouble({ token: TOKEN });
+    gh.addIssue({ number: 12, title: "Retry uploads", labels: ["dissent-find"] });
+    w = await factoryWorld(undefined, { extra: `tracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\nfactory: { poll_interval_s: 0.2 }` });
+    // No --once: a factory that only warned would poll on until this run's timeout kills it (code null).
+    const r = await w.run(["factory"], { env: { GITHUB_TOKEN: "ghp_wrongTOKEN000000000", DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" }, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^dissent: error: GitHub rejected the token in GITHUB_TOKEN \(401\)[^\n]*\n$/);
+    expect(w.server.requests).toHaveLength(0);
+  });
 });

@@ -1,4 +1,4 @@
-import { DissentError, RunError, messageOf } from "../../errors.js";
+import { DissentError, messageOf, RunError, TrackerAuthError } from "../../errors.js";
 import { redact } from "../../redact.js";
 import { missingOptional } from "../../package-root.js";
 
@@ -89,7 +89,7 @@ export function githubError(e: unknown, ctx: GithubErrorContext, action: string)
   const detail = f.message ? ` (GitHub: ${said(f.message, ctx)})` : "";
   switch (f.status) {
     case 401:
-      return new RunError(
+      return new TrackerAuthError(
         `GitHub rejected the token in ${ctx.tokenEnv} (401) for ${ctx.repo} while ${action}: check the token; it may be mistyped, revoked or expired`,
       );
     case 403:
