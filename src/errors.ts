@@ -40,7 +40,15 @@ export class ReplayMiss extends named("ReplayMiss") {}
 /** A model replied, but not in a form we can use. */
 export class ReplyFormatError extends named("ReplyFormatError") {}
 /** A run failed for a reason of its own (no plan could be made, unknown issue, …). */
-export class RunError extends named("RunError") {}
+export class RunError extends DissentError {
+  static readonly errorName: string = "RunError";
+  constructor(message: string, options?: { cause?: unknown }, name = "RunError") {
+    super(name, message, options);
+  }
+  static override isInstance(e: unknown): e is RunError {
+    return DissentError.isInstance(e) && (e.name === "RunError" || e.name === "TrackerAuthError");
+  }
+}
 /** The user interrupted (Ctrl-C) or the process was asked to stop (SIGTERM). */
 export class Interrupted extends DissentError {
   static readonly errorName = "Interrupted";
@@ -59,7 +67,15 @@ export class Interrupted extends DissentError {
 /** The store could not be used (a damaged file, no permission, a database that is down); the message names it and what to do. */
 export class StoreError extends named("StoreError") {}
 /** The tracker refused our token (GitHub 401): retrying will not help, so the factory stops (CONTRACT §7). */
-export class TrackerAuthError extends named("TrackerAuthError") {}
+export class TrackerAuthError extends RunError {
+  static override readonly errorName: string = "TrackerAuthError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options, "TrackerAuthError");
+  }
+  static override isInstance(e: unknown): e is TrackerAuthError {
+    return DissentError.isInstance(e) && e.name === "TrackerAuthError";
+  }
+}
 
 /** Another planner holds the issue (CONTRACT §4 r2: one planner per issue). */
 export class LeaseHeld extends DissentError {
