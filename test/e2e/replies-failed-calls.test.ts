@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, type FakeOpenAI, type Reply } from "../support/openai-server.js";
 import { byRole, errorLine, parseJsonOut, requestsOf, world, type World } from "../support/e2e.js";
+import { fileURLToPath } from "node:url";
+
+/** Preload that slows the AI SDK's first load (see the file). */
+const SLOW_SDK = fileURLToPath(new URL("../support/slow-sdk.mjs", import.meta.url));
 
 /**
  * Issue #9, reply defects 7, 8 and 21, and the failed challenger call in `run.calls`: a reply that
@@ -128,14 +132,16 @@ describe("#9.8 a connection reset mid-body is a transport failure", () => {
 });
 
 describe("#9.21 call_timeout_ms bounds the request, not module loading", () => {
-  it("an instant server with call_timeout_ms 60 is asked exactly once per run, in one attempt", async () => {
-    // Each run is a fresh process, so each pays for loading the SDK and Node's fetch on its first call.
-    w = await world(byRole({ executor: { content: DRAFT } }), { callTimeoutMs: 60 });
+  it("an SDK that takes longer to load than call_timeout_ms: the instant server is asked exactly once per run, in one attempt", async () => {
+    // Each run is a fresh process that loads the SDK on its first call; the hook makes that load take
+    // 2.5 s, longer than the 1.5 s call_timeout_ms. A timer started before loading would time out first.
+    w = await world(byRole({ executor: { content: DRAFT } }), { callTimeoutMs: 1_500 });
+    const env = { NODE_OPTIONS: `--import ${SLOW_SDK}`, DISSENT_TEST_SLOW_SDK_MS: "2500" };
     for (const args of [
       ["run", PROMPT],
       ["run", "--no-cache", PROMPT],
     ]) {
-      const r = await w.run(args);
+      const r = await w.run(args, { env });
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       expect(r.stdout).toBe(`${DRAFT}\n`);

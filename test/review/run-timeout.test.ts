@@ -17,7 +17,8 @@ afterEach(async () => {
 
 describe("call_timeout_ms bounds each attempt (CONTRACT §2)", () => {
   it("an executor that never answers in time is asked exactly 3 times, then exit 1", async () => {
-    w = await world(byRole({ executor: { delayMs: 2_000, content: "too late" } }), { callTimeoutMs: 100 });
+    // 1.5 s is long enough for every request to reach the server on a loaded machine, and far shorter than its 60 s.
+    w = await world(byRole({ executor: { delayMs: 60_000, content: "too late" } }), { callTimeoutMs: 1_500 });
     const r = await w.run(["run", "What is the answer?"]);
     expect(r.code).toBe(1);
     expect(errorLine(r)).toMatch(/timed out/);
