@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CallRecord } from "../contracts/audit.js";
+import { CallRecord, DriftToken } from "../contracts/audit.js";
 
 /**
  * The `--json` reports of `dissent eval` (CONTRACT §9; keys are stable, ADR-015 §8). A report
@@ -95,7 +95,7 @@ export const RevisionOutcome = z.object({
   lost: z.array(z.string()),
   must_keep: z.number().int(),
   /** Numbers, dates, URLs and names the revision introduced (revised only). */
-  drift: z.array(z.object({ kind: z.enum(["url", "date", "number", "name"]), text: z.string() })),
+  drift: z.array(DriftToken),
   /** The revision's text (revised only). */
   text: z.string().optional(),
 });

@@ -131,6 +131,7 @@ describe("dissent run --audit: needs_work", () => {
       concerns: 1,
       ungrounded_concerns: 1,
       invalid_concerns: 0,
+      revision_drift: [],
     });
     expect(out.run.calls.map((c) => c.role)).toEqual(["executor", "challenger", "revision"]);
     expect(out.run.calls[2]).toMatchObject({ provider: "local", model: EXEC_MODEL, route: "primary" });
@@ -169,6 +170,33 @@ describe("dissent run --audit: needs_work", () => {
       challenger_status: "ok",
     });
     expect(w.server.requests).toHaveLength(2);
+  });
+});
+
+describe("dissent run --audit: revision drift (docs/run.md)", () => {
+  // The revision "corrects" the date with one the executor was never given, and names a source: ADR-008 §5 forbids both.
+  const GILDED = "The Eiffel Tower is 330 m tall. It was finished in 1887 by Gustave Eiffel's firm, of wrought iron.";
+
+  it("stdout is exactly the revision; stderr is one warning line naming what the revision added", async () => {
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: GILDED } }));
+    const r = await w.run(["run", "--audit", PROMPT]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${GILDED}\n`);
+    expect(r.stderr).toMatch(/^dissent: warning: the revision added facts [^\n]*: 1887, Gustave Eiffel's [^\n]*\n$/);
+  });
+
+  it("--json lists them in audit_meta.revision_drift; a clean revision lists none and warns of nothing", async () => {
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: GILDED } }));
+    const out = parseJsonOut(await w.run(["run", "--audit", "--json", PROMPT]));
+    expect(out.audit_meta.revision_drift).toEqual([
+      { kind: "number", text: "1887" },
+      { kind: "name", text: "Gustave Eiffel's" },
+    ]);
+    await w.close();
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: REVISED } }));
+    const clean = await w.run(["run", "--audit", "--json", PROMPT]);
+    expect(parseJsonOut(clean).audit_meta.revision_drift).toEqual([]);
+    expect(clean.stderr).toBe("");
   });
 });
 

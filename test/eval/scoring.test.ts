@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { groundingText } from "../../src/adversarial/grounding.js";
 import { AUDIT_CATEGORIES } from "../../src/contracts/audit.js";
 import { CATEGORY_MATCHES, categoryMatches } from "../../src/eval/categories.js";
-import { revisionDrift } from "../../src/eval/drift.js";
+import { revisionDrift } from "../../src/gate/drift.js";
 import { gateMetrics } from "../../src/eval/gate-metrics.js";
 import { readJudgeAnswer } from "../../src/eval/judge.js";
 import { matchItem } from "../../src/eval/match.js";

@@ -1,17 +1,14 @@
 import { normalize } from "../adversarial/grounding.js";
+import type { DriftToken } from "../contracts/audit.js";
+import type { ChallengeInput } from "./challenge.js";
 
 /**
- * Revision drift (ADR-015 §6; ADR-008 §5): facts in a revision that nothing the executor was given
- * supports — numbers, dates, URLs and capitalised names that occur in neither the prompt nor the
- * draft (nor the item's constraints and policies, which the executor also sees). A revision may
- * remove or hedge a claim; it must not swap in a new figure, date, source or name.
+ * Revision drift (docs/run.md, "Revision drift"; ADR-015 §7; ADR-008 §5): facts in a revision that
+ * nothing the executor was given supports — numbers, dates, URLs and capitalised names that occur
+ * in none of the prompt, the draft, the constraints and the policies. A revision may remove or
+ * hedge a claim; it must not swap in a new figure, date, source or name. The gate reports it in
+ * `audit_meta.revision_drift`, and `dissent eval gate` measures it, with this one function.
  */
-
-/** One drifted token: what kind it is, and its text as the revision wrote it. */
-export interface DriftToken {
-  kind: "url" | "date" | "number" | "name";
-  text: string;
-}
 
 const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>()"'`\]]+/giu;
 const MONTH = "(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
@@ -104,4 +101,16 @@ export function revisionDrift(revision: string, given: readonly string[]): Drift
     out.push({ kind: "name", text });
   }
   return out;
+}
+
+/** The drift of a gate revision: against everything the executor was given for the draft it revised. */
+export function driftOfRevision(input: ChallengeInput, revision: string): DriftToken[] {
+  return revisionDrift(revision, [input.prompt, input.draft, ...(input.constraints ?? []), ...(input.policies ?? [])]);
+}
+
+/** The one warning line for a drifted revision (never the whole list when it is long: the line stays readable). */
+export function driftWarning(drift: readonly DriftToken[]): string {
+  const shown = drift.slice(0, 6).map((d) => d.text.replace(/\s+/g, " "));
+  const more = drift.length > shown.length ? ` and ${drift.length - shown.length} more` : "";
+  return `the revision added facts found in none of the prompt, draft, constraints and policies — check them before use: ${shown.join(", ")}${more} (audit_meta.revision_drift; docs/run.md)`;
 }
