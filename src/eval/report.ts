@@ -53,6 +53,8 @@ export const DefectOutcome = z.object({
   found: z.boolean(),
   /** A grounded concern of any category points at it. */
   located: z.boolean(),
+  /** Set (true) when the defect is the whole draft: any concern of a matching category finds it (docs/eval.md). */
+  anywhere: z.literal(true).optional(),
   /** The best matching concern's severity reaches `min_severity`; null when not found or no minimum is set. */
   severity_ok: z.boolean().nullable(),
   /** Indexes (in `concerns`) of the concerns that found it. */

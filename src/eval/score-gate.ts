@@ -49,6 +49,7 @@ export function scoreGateItem(
       min_severity: min,
       found: foundBy.length > 0,
       located: m.located[i] ?? false,
+      ...(d.anywhere ? { anywhere: true as const } : {}),
       severity_ok: foundBy.length > 0 && min !== null ? best >= (SEVERITY_RANK[min] ?? 0) : null,
       found_by: foundBy,
       injection: injection && d.category === "boundary_violation",

@@ -51,6 +51,35 @@ describe("matching concerns to planted defects", () => {
     expect(m.foundBy).toEqual([[0]]);
   });
 
+  it("an `anywhere` defect (the whole draft: a count, a length, a missing check) is found by a compatible concern wherever it points", () => {
+    const whole = { category: "missing_verification" as const, evidence: "let the chicken rest for a few minutes", anywhere: true };
+    const m = matchItem(
+      text,
+      [whole],
+      [
+        { category: "missing_verification", evidence: "Chicken breast is safe to eat" }, // elsewhere, same category
+        { category: "unverifiable_claim", evidence: "Use an instant-read meat thermometer" }, // elsewhere, lenient category
+        { category: "policy_compliance", evidence: "let the chicken rest for a few minutes" }, // at the planted place, wrong category
+      ],
+    );
+    expect(m.foundBy).toEqual([[0, 1]]);
+    expect(m.matches).toEqual([[0], [0], []]);
+    expect(m.located).toEqual([true]);
+    // The same defect without `anywhere`: only its place counts, and neither concern there is compatible.
+    expect(matchItem(text, [{ ...whole, anywhere: false }], [{ category: "missing_verification", evidence: "Chicken breast is safe to eat" }]).foundBy).toEqual(
+      [[]],
+    );
+  });
+
+  it("an `anywhere` defect may have no evidence at all, of any category", () => {
+    const m = matchItem(
+      text,
+      [{ category: "boundary_violation", evidence: "", anywhere: true }],
+      [{ category: "policy_compliance", evidence: "the same as a pork chop" }],
+    );
+    expect(m.foundBy).toEqual([[0]]);
+  });
+
   it("counts curly quotes, dashes and case as the same text", () => {
     const m = matchItem(text, [defect], [{ category: "factual_risk", evidence: "\u201CREACHES AN INTERNAL TEMPERATURE OF 145 °F (63 °C)\u201D" }]);
     expect(m.foundBy).toEqual([[0]]);
