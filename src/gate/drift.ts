@@ -75,10 +75,23 @@ function factsOf(text: string): Facts {
   return { urls, dates, numbers, names };
 }
 
-/** Does the source mention this word (case-insensitively, as a whole word)? */
-function hasWord(source: string, word: string): boolean {
-  const w = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![\\p{L}\\p{N}])${w}(?![\\p{L}\\p{N}])`, "u").test(source);
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c);
+
+/**
+ * "Does the (normalised) source mention this word or phrase as a whole word?", indexed once per
+ * source: a plain word is a set lookup, a phrase one native scan — so a revision full of names
+ * against a long conversation costs milliseconds, not one regex pass over the source per name.
+ */
+function wordFinder(source: string): (word: string) => boolean {
+  const words = new Set(source.match(/[\p{L}\p{N}]+/gu) ?? []);
+  return (word) => {
+    if (/^[\p{L}\p{N}]+$/u.test(word)) return words.has(word);
+    for (let at = source.indexOf(word); at !== -1; at = source.indexOf(word, at + 1)) {
+      if (!isWordChar(source[at - 1]) && !isWordChar(source[at + word.length])) return true;
+    }
+    return false;
+  };
 }
 
 /**
@@ -89,15 +102,16 @@ export function revisionDrift(revision: string, given: readonly string[]): Drift
   const source = given.join("\n");
   const src = factsOf(source);
   const normSource = normalize(source);
+  const hasWord = wordFinder(normSource);
   const rev = factsOf(revision);
   const out: DriftToken[] = [];
   for (const [key, text] of rev.urls) if (!src.urls.has(key) && !normSource.includes(key)) out.push({ kind: "url", text });
   for (const [key, text] of rev.dates) if (!src.dates.has(key) && !normSource.includes(normalize(text))) out.push({ kind: "date", text });
   for (const [key, text] of rev.numbers) if (!src.numbers.has(key)) out.push({ kind: "number", text });
   for (const [key, text] of rev.names) {
-    if (src.names.has(key) || hasWord(normSource, key)) continue;
+    if (src.names.has(key) || hasWord(key)) continue;
     // A run of capitalised words is new only if one of its words is: "Safe Food" over "safe food" is not.
-    if (key.split(" ").every((w) => hasWord(normSource, w))) continue;
+    if (key.split(" ").every((w) => hasWord(w))) continue;
     out.push({ kind: "name", text });
   }
   return out;

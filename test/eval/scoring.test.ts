@@ -129,6 +129,15 @@ describe("revision drift", () => {
     expect(revisionDrift("It costs 1500 euros.", ["It costs 1,500 euros."])).toEqual([]);
     expect(revisionDrift("It costs 1,600 euros.", ["It costs 1,500 euros."])).toEqual([{ kind: "number", text: "1,600" }]);
   });
+
+  it("a name is mentioned only as whole words: a phrase with an apostrophe matches, a word inside another word does not", () => {
+    const src = ["The tower near Eiffelstrasse was built by Gustave Eiffel's firm."];
+    expect(revisionDrift("It was Gustave Eiffel's firm that built it, with Eiffelstrasse nearby.", src)).toEqual([]);
+    expect(revisionDrift("It was built by Eiffel and Koechlin.", ["It was built near Eiffelstrasse and Koechlinweg."])).toEqual([
+      { kind: "name", text: "Eiffel" },
+      { kind: "name", text: "Koechlin" },
+    ]);
+  });
 });
 
 describe("judge answers", () => {
