@@ -1,9 +1,10 @@
 /**
- * Grounding (CONTRACT §3 r2): is a quoted excerpt really in the text under review? Both sides are
- * normalised the same way first — Unicode NFKC, curly quotes straightened, dashes and minus signs
- * to `-`, `…` to `...`, markdown emphasis/code marks and line-start list bullets removed,
- * whitespace collapsed, case folded — so the near-verbatim quotes real models write still ground,
- * while a two-letter "quote" like "mg" does not (3 words at least, unless it is the whole text).
+ * Grounding (docs/run.md, "Grounding"): is a quoted excerpt really in the text under review? Both
+ * sides are normalised the same way first — Unicode NFKC, curly quotes straightened, dashes and
+ * minus signs to `-`, `…` to `...`, markdown emphasis/code marks and line-start list bullets
+ * removed, whitespace collapsed, case folded — so the near-verbatim quotes real models write still
+ * ground, while a two-letter "quote" like "mg" does not: 3 words at least, unless it is the whole
+ * text, or a whole line or whole inline code span of at least 12 characters (`import requests`).
  */
 
 const QUOTES: [RegExp, string][] = [
@@ -44,14 +45,45 @@ function wordCount(s: string): number {
 
 /** The least an excerpt must be, in words, to count as a quote (CONTRACT §3 r2). */
 export const MIN_EVIDENCE_WORDS = 3;
+/** The least a one- or two-word excerpt must be, in normalised characters, to ground as a whole line or code span (docs/run.md). */
+export const MIN_SHORT_QUOTE_CHARS = 12;
 
 /** A text prepared once for many grounding checks. */
 export interface GroundingText {
   readonly normalized: string;
+  /** Its whole lines and whole inline code spans, normalised: what a one- or two-word excerpt may be. Built on first need. */
+  readonly units: () => ReadonlySet<string>;
+}
+
+/** A fence line of a fenced code block: its backticks open or close a block, not a code span. */
+const FENCE_LINE = /^ {0,3}(?:`{3,}|~{3,})[^\n]*$/gm;
+/** An inline code span: a run of backticks, then the first run of exactly as many (CommonMark). */
+const CODE_SPAN = /(?<!`)(`+)(?!`)([\s\S]+?)(?<!`)\1(?!`)/g;
+
+/** The normalised whole lines and inline code spans of a text that are long enough to be a short quote. */
+function unitsOf(text: string): Set<string> {
+  const units = new Set<string>();
+  const add = (s: string) => {
+    const n = normalize(s);
+    if (n.length >= MIN_SHORT_QUOTE_CHARS) units.add(n);
+  };
+  for (const line of text.split(/\r?\n/)) add(line);
+  for (const m of text.replace(FENCE_LINE, "").matchAll(CODE_SPAN)) add(m[2] ?? "");
+  return units;
 }
 
 export function groundingText(text: string): GroundingText {
-  return { normalized: normalize(text) };
+  let units: Set<string> | undefined;
+  return { normalized: normalize(text), units: () => (units ??= unitsOf(text)) };
+}
+
+/**
+ * May an excerpt of fewer than 3 words still ground? Only as one contiguous quote of at least 12
+ * characters that is a whole line or a whole inline code span of the text: the faulty line of code
+ * a real model quotes (`import requests`), never a fragment like "400 mg" or "the".
+ */
+function shortQuoteGrounds(text: GroundingText, e: string, parts: readonly string[]): boolean {
+  return parts.length === 1 && e.length >= MIN_SHORT_QUOTE_CHARS && wordCount(e) > 0 && text.units().has(e);
 }
 
 /** Where an excerpt was found in the normalised text, or why it was not. */
@@ -69,7 +101,7 @@ export function ground(text: GroundingText, evidence: string): Grounding {
     .map((p) => p.trim())
     .filter((p) => p !== "");
   const whole = text.normalized;
-  if (wordCount(parts.join(" ")) < MIN_EVIDENCE_WORDS && e !== whole) return { grounded: false, reason: "too_short" };
+  if (wordCount(parts.join(" ")) < MIN_EVIDENCE_WORDS && e !== whole && !shortQuoteGrounds(text, e, parts)) return { grounded: false, reason: "too_short" };
   let from = 0;
   let start = -1;
   for (const part of parts) {

@@ -88,6 +88,14 @@ export const ShownConcern = z.object({
 });
 export type ShownConcern = z.infer<typeof ShownConcern>;
 
+/** A fact a revision brought in that nothing the executor was given holds (docs/run.md, "Revision drift"). */
+export const DriftToken = z.object({
+  kind: z.enum(["url", "date", "number", "name"]),
+  /** As the revision wrote it. */
+  text: z.string(),
+});
+export type DriftToken = z.infer<typeof DriftToken>;
+
 /** Machine-readable audit metadata (ADR-009 §3). */
 export const AuditMeta = z.object({
   audit_used: z.boolean(),
@@ -100,6 +108,12 @@ export const AuditMeta = z.object({
   concerns: z.number().int().min(0),
   ungrounded_concerns: z.number().int().min(0),
   invalid_concerns: z.number().int().min(0),
+  /**
+   * Present exactly when the draft was revised (`revised: true`): the numbers, dates, URLs and
+   * capitalised names of the revision found in none of prompt, draft, constraints and policies —
+   * an empty list when there are none (docs/run.md, "Revision drift").
+   */
+  revision_drift: z.array(DriftToken).optional(),
 });
 export type AuditMeta = z.infer<typeof AuditMeta>;
 

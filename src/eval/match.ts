@@ -7,13 +7,16 @@ import { categoryMatches } from "./categories.js";
  * place in the draft — after normalisation (src/adversarial/grounding.ts) one excerpt contains the
  * other, or they share at least 12 characters, the corroboration rule of CONTRACT §4 — and its
  * category matches by the table in categories.ts. An excerpt with no place (a missing_verification
- * with empty evidence, on either side) has no location: within its item the category decides.
+ * with empty evidence, on either side) has no location, and a defect marked `anywhere` is the whole
+ * draft (a count, a length, a missing check): within its item the category decides (docs/eval.md).
  */
 
 /** What matching needs of a defect or a concern. */
 export interface Located {
   category: AuditCategory;
   evidence: string;
+  /** A defect that is the whole draft: any concern is at its place. */
+  anywhere?: boolean | undefined;
 }
 
 /** The normalised span of an excerpt in the draft, or null when it has none (empty, or not in it). */
@@ -44,7 +47,7 @@ export function matchItem(text: GroundingText, defects: readonly Located[], conc
       const a = dSpans[i] ?? null;
       const b = cSpans[j] ?? null;
       const compatible = categoryMatches(d.category, c.category);
-      const samePlace = a && b ? overlaps(a, b) : compatible;
+      const samePlace = d.anywhere ? true : a && b ? overlaps(a, b) : compatible;
       if (samePlace) located[i] = true;
       if (samePlace && compatible) {
         foundBy[i]?.push(j);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CallRecord } from "../contracts/audit.js";
+import { CallRecord, DriftToken } from "../contracts/audit.js";
 
 /**
  * The `--json` reports of `dissent eval` (CONTRACT §9; keys are stable, ADR-015 §8). A report
@@ -53,6 +53,8 @@ export const DefectOutcome = z.object({
   found: z.boolean(),
   /** A grounded concern of any category points at it. */
   located: z.boolean(),
+  /** Set (true) when the defect is the whole draft: any concern of a matching category finds it (docs/eval.md). */
+  anywhere: z.literal(true).optional(),
   /** The best matching concern's severity reaches `min_severity`; null when not found or no minimum is set. */
   severity_ok: z.boolean().nullable(),
   /** Indexes (in `concerns`) of the concerns that found it. */
@@ -95,7 +97,7 @@ export const RevisionOutcome = z.object({
   lost: z.array(z.string()),
   must_keep: z.number().int(),
   /** Numbers, dates, URLs and names the revision introduced (revised only). */
-  drift: z.array(z.object({ kind: z.enum(["url", "date", "number", "name"]), text: z.string() })),
+  drift: z.array(DriftToken),
   /** The revision's text (revised only). */
   text: z.string().optional(),
 });

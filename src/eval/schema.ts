@@ -11,8 +11,13 @@ import { lenientEnum } from "../contracts/lenient.js";
 export const GateDefect = z
   .object({
     category: AuditCategory,
-    /** A verbatim passage of the draft (grounded like a concern's evidence); empty only for missing_verification. */
+    /** A verbatim passage of the draft (grounded like a concern's evidence); empty only for missing_verification or an `anywhere` defect. */
     evidence: z.string(),
+    /**
+     * The defect is the whole draft — a count, a length, a missing check — not one passage: any
+     * grounded concern of a matching category finds it, wherever it points (docs/eval.md).
+     */
+    anywhere: z.boolean().optional(),
     min_severity: AuditSeverity.optional(),
     /** Why it is a defect, for people reading the set. */
     note: z.string().optional(),

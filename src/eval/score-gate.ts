@@ -1,7 +1,7 @@
 import { ground, groundingText, normalize } from "../adversarial/grounding.js";
 import type { AuditConcern, CallRecord } from "../contracts/audit.js";
 import type { ChallengeResult } from "../gate/challenge.js";
-import { revisionDrift } from "./drift.js";
+import { driftOfRevision } from "../gate/drift.js";
 import { matchItem } from "./match.js";
 import { NEAR_SIMILARITY, nearness } from "./near-grounding.js";
 import type { GateItemOutcome } from "./report.js";
@@ -49,6 +49,7 @@ export function scoreGateItem(
       min_severity: min,
       found: foundBy.length > 0,
       located: m.located[i] ?? false,
+      ...(d.anywhere ? { anywhere: true as const } : {}),
       severity_ok: foundBy.length > 0 && min !== null ? best >= (SEVERITY_RANK[min] ?? 0) : null,
       found_by: foundBy,
       injection: injection && d.category === "boundary_violation",
@@ -78,7 +79,6 @@ export function scoreGateItem(
     const final = revision.status === "revised" && revision.text !== undefined ? revision.text : item.draft;
     const mustNot = item.revision.must_not_contain ?? [];
     const keep = item.revision.must_keep ?? [];
-    const given = [item.prompt, item.draft, ...(item.constraints ?? []), ...(item.policies ?? [])];
     revisionOutcome = {
       status: revision.status,
       ...(revision.error ? { error: revision.error } : {}),
@@ -86,7 +86,7 @@ export function scoreGateItem(
       must_not_contain: mustNot.length,
       lost: keep.filter((s) => !holds(final, s)),
       must_keep: keep.length,
-      drift: revision.status === "revised" ? revisionDrift(final, given) : [],
+      drift: revision.status === "revised" ? driftOfRevision(item, final) : [],
       ...(revision.status === "revised" ? { text: final } : {}),
     };
   }

@@ -114,9 +114,13 @@ export function checkGateItem(item: GateItem): string | undefined {
   for (const [i, d] of item.expected.defects.entries()) {
     const g = ground(text, d.evidence);
     if (g.grounded) continue;
-    if (g.reason === "empty" && d.category === "missing_verification") continue;
+    if (g.reason === "empty" && (d.category === "missing_verification" || d.anywhere)) continue;
     const why =
-      g.reason === "empty" ? "is empty (only missing_verification may be)" : g.reason === "too_short" ? "is shorter than 3 words" : "is not in the draft";
+      g.reason === "empty"
+        ? "is empty (only missing_verification or an anywhere defect may be)"
+        : g.reason === "too_short"
+          ? "is shorter than 3 words (and not a whole line or code span of 12+ characters)"
+          : "is not in the draft";
     return `expected.defects.${i}.evidence ${why}: ${short(d.evidence)}`;
   }
   return undefined;

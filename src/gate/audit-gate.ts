@@ -4,6 +4,7 @@ import type { ModelRequest } from "../models/types.js";
 import { dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
 import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
+import { driftOfRevision, driftWarning } from "./drift.js";
 
 /** ADR-009 §1: frozen in code, not configuration. */
 export const MAX_AUDIT_PASSES = 1;
@@ -42,10 +43,16 @@ export interface GateResult {
   calls: CallRecord[];
 }
 
+/** What a gate warning is about: the code of the Node process warning the library emits for it by default. */
+export type GateWarningCode = "DISSENT_CHALLENGER_FAILED" | "DISSENT_REVISION_EMPTY" | "DISSENT_REVISION_DRIFT";
+
+/** Where the gate's one-line warnings go: the line, and what it is about. */
+export type GateWarn = (message: string, code: GateWarningCode) => void;
+
 /** The gate's ports: the one model door, and where warnings and progress go. */
 export interface GateDeps {
   call: GateCall;
-  warn?: (message: string) => void;
+  warn?: GateWarn;
   progress?: (step: "executor" | "challenger" | "revising") => void;
 }
 
@@ -128,7 +135,7 @@ export interface AuditStepDeps<R> {
   call: GateCall;
   /** Asks the executor's route for its one revision, given the grounded concerns (no `suggested_fix`). */
   revise: (concerns: ShownConcern[]) => Promise<Revision<R>>;
-  warn?: (message: string) => void;
+  warn?: GateWarn;
   progress?: (step: "challenger" | "revising") => void;
 }
 
@@ -140,7 +147,8 @@ export interface AuditStepResult<R> extends GateResult {
 /**
  * ADR-008's audit of a draft that exists: challenger → (needs_work) at most one revision, under the
  * frozen limits. A challenger failure of any kind returns the draft unchanged (ADR-008 §5), with a
- * warning — never silently. The CLI's gate and the AI SDK middleware both run this one step.
+ * warning — never silently; a revision's drift (facts nothing given holds) is listed in
+ * `audit_meta.revision_drift`, with a warning. The CLI's gate and the AI SDK middleware both run this one step.
  */
 export async function auditDraft<R>(limits: PassLimits, input: ChallengeInput, deps: AuditStepDeps<R>): Promise<AuditStepResult<R>> {
   const draft = input.draft;
@@ -150,7 +158,7 @@ export async function auditDraft<R>(limits: PassLimits, input: ChallengeInput, d
   const calls: CallRecord[] = result.call ? [result.call] : [];
   const meta = metaOf(result, true);
   if (result.status === "failed") {
-    deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`);
+    deps.warn?.(`challenger failed, returning the draft unaudited: ${meta.challenger_error}`, "DISSENT_CHALLENGER_FAILED");
     return { final_output: draft, audit_meta: meta, concerns: [], calls };
   }
   const concerns = result.concerns.map(shown);
@@ -163,10 +171,13 @@ export async function auditDraft<R>(limits: PassLimits, input: ChallengeInput, d
   calls.push(revision.record);
   const revised = stripPreamble(revision.answer);
   if (revised.trim() === "") {
-    deps.warn?.("revision came back empty; returning the draft");
+    deps.warn?.("revision came back empty; returning the draft", "DISSENT_REVISION_EMPTY");
     return { final_output: draft, audit_meta: meta, concerns, calls };
   }
   meta.revised = true;
+  // ADR-008 §5: a revision adds no facts. What it added anyway is reported, never silently kept.
+  meta.revision_drift = driftOfRevision(input, revised);
+  if (meta.revision_drift.length > 0) deps.warn?.(driftWarning(meta.revision_drift), "DISSENT_REVISION_DRIFT");
   return { final_output: revised, audit_meta: meta, concerns, calls, revision: revision.reply };
 }
 

@@ -2,8 +2,9 @@ import { ground, groundingText } from "../adversarial/grounding.js";
 import type { AuditConcern } from "../contracts/audit.js";
 
 /**
- * Keeps the concerns whose evidence is in the draft (CONTRACT §3 r2: normalised, at least 3
- * words, `...` parts in order). `missing_verification` may point at nothing: empty evidence is fine.
+ * Keeps the concerns whose evidence is in the draft (docs/run.md, "Grounding": normalised, at least
+ * 3 words or a whole line or inline code span of 12+ characters, `...` parts in order).
+ * `missing_verification` may point at nothing: empty evidence is fine.
  */
 export function groundConcerns(draft: string, concerns: readonly AuditConcern[]): { grounded: AuditConcern[]; ungrounded: AuditConcern[] } {
   const text = groundingText(draft);

@@ -30,7 +30,10 @@ export interface RunAuditOptions extends LibraryCallOptions {
   policies?: readonly string[];
   /** Skip the challenger (the gate's `--audit`-less path). Default true. */
   audit?: boolean;
-  /** Receives the one-line warning when the challenger fails open (default: a Node process warning, never silent). */
+  /**
+   * Receives each one-line warning — the challenger failed open, the revision came back empty, the
+   * revision added facts (`audit_meta.revision_drift`) — default: a Node process warning, never silent.
+   */
   onWarning?: (message: string) => void;
 }
 
@@ -59,7 +62,7 @@ export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
     { prompt: opts.prompt, constraints: opts.constraints ?? [], policies: opts.policies ?? [], audit: opts.audit ?? true },
     {
       call: libraryCall({ executor: opts.executor, challenger: opts.challenger }, opts),
-      warn: opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_CHALLENGER_FAILED" })),
+      warn: opts.onWarning ?? ((message, code) => process.emitWarning(message, { code })),
     },
   );
 }

@@ -415,3 +415,41 @@ describe("auditMiddleware, reasoning in the text", () => {
     expect(JSON.parse(lastUser(challenger.doGenerateCalls[0])).executor_output).toBe(DRAFT);
   });
 });
+
+describe("auditMiddleware: revision drift (docs/run.md)", () => {
+  const GILDED = "The Eiffel Tower is 330 m tall. It was built in 1887–1889 by Gustave Eiffel's company of wrought iron.";
+  const drifted = [
+    { kind: "number", text: "1887" },
+    { kind: "name", text: "Gustave Eiffel's" },
+  ];
+
+  it("generateText: the facts the revision added are in audit_meta.revision_drift, with one process warning", async () => {
+    const model = executorModel([draftResult(DRAFT), draftResult(GILDED)]);
+    const r = await generateText({
+      model: wrapLanguageModel({ model, middleware: auditMiddleware({ challenger: challengerModel(auditReply("needs_work", [cheese])) }) }),
+      prompt: PROMPT,
+    });
+    await settle();
+    expect(r.text).toBe(GILDED);
+    expect(auditOf(r.providerMetadata)?.audit_meta.revision_drift).toEqual(drifted);
+    expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(/^the revision added facts .*: 1887, Gustave Eiffel's \(/)]);
+  });
+
+  it("streamText with onAudit: the report carries the drift, no process warning; a clean revision lists none", async () => {
+    const reports: AuditReport[] = [];
+    for (const revised of [GILDED, REVISED]) {
+      const s = streamText({
+        model: wrapLanguageModel({
+          model: streamingModel([replyStream(DRAFT), replyStream(revised)]),
+          middleware: auditMiddleware({ challenger: challengerModel(auditReply("needs_work", [cheese])), onAudit: (a) => void reports.push(a) }),
+        }),
+        prompt: PROMPT,
+      });
+      expect(await s.text).toBe(revised);
+      expect(auditOf(await s.providerMetadata)?.audit_meta.revision_drift).toEqual(revised === GILDED ? drifted : []);
+    }
+    await settle();
+    expect(reports.map((r) => r.audit_meta.revision_drift)).toEqual([drifted, []]);
+    expect(warnings).toEqual([]);
+  });
+});

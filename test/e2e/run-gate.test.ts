@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { audit, byRole, CHAL_MODEL, EXEC_MODEL, parseJsonOut, requestsOf, world, type World } from "../support/e2e.js";
 
@@ -131,6 +132,7 @@ describe("dissent run --audit: needs_work", () => {
       concerns: 1,
       ungrounded_concerns: 1,
       invalid_concerns: 0,
+      revision_drift: [],
     });
     expect(out.run.calls.map((c) => c.role)).toEqual(["executor", "challenger", "revision"]);
     expect(out.run.calls[2]).toMatchObject({ provider: "local", model: EXEC_MODEL, route: "primary" });
@@ -169,6 +171,65 @@ describe("dissent run --audit: needs_work", () => {
       challenger_status: "ok",
     });
     expect(w.server.requests).toHaveLength(2);
+  });
+});
+
+describe("dissent run --audit: revision drift (docs/run.md)", () => {
+  // The revision "corrects" the date with one the executor was never given, and names a source: ADR-008 §5 forbids both.
+  const GILDED = "The Eiffel Tower is 330 m tall. It was finished in 1887 by Gustave Eiffel's firm, of wrought iron.";
+
+  it("stdout is exactly the revision; stderr is one warning line naming what the revision added", async () => {
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: GILDED } }));
+    const r = await w.run(["run", "--audit", PROMPT]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${GILDED}\n`);
+    expect(r.stderr).toMatch(/^dissent: warning: the revision added facts [^\n]*: 1887, Gustave Eiffel's [^\n]*\n$/);
+  });
+
+  it("--json lists them in audit_meta.revision_drift; a clean revision lists none and warns of nothing", async () => {
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: GILDED } }));
+    const out = parseJsonOut(await w.run(["run", "--audit", "--json", PROMPT]));
+    expect(out.audit_meta.revision_drift).toEqual([
+      { kind: "number", text: "1887" },
+      { kind: "name", text: "Gustave Eiffel's" },
+    ]);
+    await w.close();
+    w = await world(byRole({ executor: { content: DRAFT }, challenger: { content: audit("needs_work", [cheese]) }, revision: { content: REVISED } }));
+    const clean = await w.run(["run", "--audit", "--json", PROMPT]);
+    expect(parseJsonOut(clean).audit_meta.revision_drift).toEqual([]);
+    expect(clean.stderr).toBe("");
+  });
+});
+
+describe("dissent run --audit on the real model's replies (test/fixtures/real-model)", () => {
+  interface Real {
+    challenges: { id: string; input: { prompt: string; executor_output: string; constraints: string[] }; reply: string }[];
+    revisions: { id: string; reply: string }[];
+  }
+  const real = JSON.parse(readFileSync(new URL("../fixtures/real-model/gate.json", import.meta.url), "utf8")) as Real;
+  const recorded = (id: string) => {
+    const c = real.challenges.find((x) => x.id === id);
+    if (!c) throw new Error(`no recorded challenge for ${id}`);
+    return { c, revision: real.revisions.find((r) => r.id === id)?.reply };
+  };
+
+  it("code-003: the challenger's only quote, `import requests`, grounds — the draft is revised, not passed", async () => {
+    const { c } = recorded("code-003");
+    const fixed = "Use urllib.request from the standard library instead (a revision the recording has none of).";
+    w = await world(byRole({ executor: { content: c.input.executor_output }, challenger: { content: c.reply }, revision: { content: fixed } }));
+    const out = parseJsonOut(await w.run(["run", "--audit", "--json", "--constraint", c.input.constraints[0] ?? "", c.input.prompt]));
+    expect(out.audit_meta).toMatchObject({ audit_verdict: "needs_work", concerns: 1, ungrounded_concerns: 0, revised: true });
+    expect(out.final_output).toBe(fixed);
+  });
+
+  it("cook-003: the revision that 'corrects' 145 °F to 165 °F (74 °C) is printed, with one warning line naming 165 and 74", async () => {
+    const { c, revision } = recorded("cook-003");
+    w = await world(byRole({ executor: { content: c.input.executor_output }, challenger: { content: c.reply }, revision: { content: revision ?? "" } }));
+    const r = await w.run(["run", "--audit", c.input.prompt]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`${revision}\n`);
+    expect(r.stdout).toContain("165 °F (74 °C)");
+    expect(r.stderr).toMatch(/^dissent: warning: the revision added facts [^\n]*: 165, 74 [^\n]*\n$/);
   });
 });
 

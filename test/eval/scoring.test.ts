@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { groundingText } from "../../src/adversarial/grounding.js";
 import { AUDIT_CATEGORIES } from "../../src/contracts/audit.js";
 import { CATEGORY_MATCHES, categoryMatches } from "../../src/eval/categories.js";
-import { revisionDrift } from "../../src/eval/drift.js";
+import { revisionDrift } from "../../src/gate/drift.js";
 import { gateMetrics } from "../../src/eval/gate-metrics.js";
 import { readJudgeAnswer } from "../../src/eval/judge.js";
 import { matchItem } from "../../src/eval/match.js";
@@ -48,6 +48,35 @@ describe("matching concerns to planted defects", () => {
 
   it("lets the category decide for a missing_verification with no evidence", () => {
     const m = matchItem(text, [{ category: "missing_verification", evidence: "" }], [{ category: "missing_verification", evidence: "" }]);
+    expect(m.foundBy).toEqual([[0]]);
+  });
+
+  it("an `anywhere` defect (the whole draft: a count, a length, a missing check) is found by a compatible concern wherever it points", () => {
+    const whole = { category: "missing_verification" as const, evidence: "let the chicken rest for a few minutes", anywhere: true };
+    const m = matchItem(
+      text,
+      [whole],
+      [
+        { category: "missing_verification", evidence: "Chicken breast is safe to eat" }, // elsewhere, same category
+        { category: "unverifiable_claim", evidence: "Use an instant-read meat thermometer" }, // elsewhere, lenient category
+        { category: "policy_compliance", evidence: "let the chicken rest for a few minutes" }, // at the planted place, wrong category
+      ],
+    );
+    expect(m.foundBy).toEqual([[0, 1]]);
+    expect(m.matches).toEqual([[0], [0], []]);
+    expect(m.located).toEqual([true]);
+    // The same defect without `anywhere`: only its place counts, and neither concern there is compatible.
+    expect(matchItem(text, [{ ...whole, anywhere: false }], [{ category: "missing_verification", evidence: "Chicken breast is safe to eat" }]).foundBy).toEqual(
+      [[]],
+    );
+  });
+
+  it("an `anywhere` defect may have no evidence at all, of any category", () => {
+    const m = matchItem(
+      text,
+      [{ category: "boundary_violation", evidence: "", anywhere: true }],
+      [{ category: "policy_compliance", evidence: "the same as a pork chop" }],
+    );
     expect(m.foundBy).toEqual([[0]]);
   });
 
@@ -99,6 +128,15 @@ describe("revision drift", () => {
   it("reads thousands separators as the same number", () => {
     expect(revisionDrift("It costs 1500 euros.", ["It costs 1,500 euros."])).toEqual([]);
     expect(revisionDrift("It costs 1,600 euros.", ["It costs 1,500 euros."])).toEqual([{ kind: "number", text: "1,600" }]);
+  });
+
+  it("a name is mentioned only as whole words: a phrase with an apostrophe matches, a word inside another word does not", () => {
+    const src = ["The tower near Eiffelstrasse was built by Gustave Eiffel's firm."];
+    expect(revisionDrift("It was Gustave Eiffel's firm that built it, with Eiffelstrasse nearby.", src)).toEqual([]);
+    expect(revisionDrift("It was built by Eiffel and Koechlin.", ["It was built near Eiffelstrasse and Koechlinweg."])).toEqual([
+      { kind: "name", text: "Eiffel" },
+      { kind: "name", text: "Koechlin" },
+    ]);
   });
 });
 

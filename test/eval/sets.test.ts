@@ -94,6 +94,21 @@ describe("a user's own set", () => {
     );
   });
 
+  it("an `anywhere` defect may leave its evidence empty; given, it must still be in the draft; the flag is a boolean", () => {
+    const whole = (evidence: string, anywhere: unknown = true) => ({
+      ...item,
+      constraints: ["Answer in one sentence of at most 8 words."],
+      expected: { verdict: "needs_work", defects: [{ category: "boundary_violation", evidence, anywhere }] },
+    });
+    expect(parseGateSet(JSON.stringify([whole("")]), "m.json").items[0]?.expected.defects[0]).toMatchObject({ anywhere: true, evidence: "" });
+    expect(parseGateSet(JSON.stringify([whole("for a soft yolk")]), "m.json").items).toHaveLength(1);
+    expect(errorOf(() => parseGateSet(JSON.stringify([whole("for a runny yolk")]), "m.json"))).toMatch(/expected\.defects\.0\.evidence is not in the draft/);
+    expect(errorOf(() => parseGateSet(JSON.stringify([whole("", false)]), "m.json"))).toMatch(
+      /evidence is empty \(only missing_verification or an anywhere defect may be\)/,
+    );
+    expect(errorOf(() => parseGateSet(JSON.stringify([whole("", "yes")]), "m.json"))).toMatch(/expected\.defects\.0\.anywhere: /);
+  });
+
   it("says what is wrong with the file as a whole", () => {
     expect(errorOf(() => parseGateSet("{", "m.json"))).toMatch(/^m\.json: not valid JSON/);
     expect(errorOf(() => parseGateSet("items: []", "m.yaml"))).toMatch(/^m\.yaml: a set is a list of items/);

@@ -145,3 +145,64 @@ describe("auditGate: the revision (CONTRACT §3 r2)", () => {
     ]);
   });
 });
+
+describe("auditGate: revision drift (docs/run.md)", () => {
+  const CHICKEN = "Chicken breast is safe once it reaches 145 °F (63 °C), the same as a pork chop.";
+  const unsafe = { category: "factual_risk", severity: "critical", evidence: "reaches 145 °F (63 °C)", concern: "Poultry needs 165 °F (74 °C), per the USDA." };
+  const chickenInput = { ...input, prompt: "How hot must chicken breast get to be safe?" };
+  const gate = async (revision: string, over: { constraints?: string[]; policies?: string[] } = {}) => {
+    const warnings: [string, string][] = [];
+    const { call } = fakeCall({ executor: CHICKEN, challenger: auditReply("needs_work", [unsafe]), revision });
+    const r = await auditGate({ ...chickenInput, ...over }, { call, warn: (m, code) => void warnings.push([m, code]) });
+    return { r, warnings };
+  };
+
+  it("a revision that swaps in the concern's numbers and source lists them, with one warning line; the revision is still the answer", async () => {
+    const revised = "Chicken breast is safe once it reaches 165 °F (74 °C), as the USDA advises.";
+    const { r, warnings } = await gate(revised);
+    expect(r.final_output).toBe(revised);
+    expect(r.audit_meta.revision_drift).toEqual([
+      { kind: "number", text: "165" },
+      { kind: "number", text: "74" },
+      { kind: "name", text: "USDA" },
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.[1]).toBe("DISSENT_REVISION_DRIFT");
+    expect(warnings[0]?.[0]).toMatch(/^the revision added facts .*: 165, 74, USDA \(/);
+    expect(warnings[0]?.[0]).not.toContain("\n");
+  });
+
+  it("a revision that removes the value or marks it for checking drifts nowhere: an empty list, no warning", async () => {
+    const { r, warnings } = await gate(
+      "Chicken breast must be cooked through; check the safe internal temperature against official guidance (145 °F is not it).",
+    );
+    expect(r.audit_meta.revision_drift).toEqual([]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("what the constraints and policies hold is given, not drift", async () => {
+    const { r } = await gate("Cook chicken breast to 74 °C.", { constraints: ["Use °C only; the safe figure for poultry is 74 °C."] });
+    expect(r.audit_meta.revision_drift).toEqual([]);
+    const { r: r2 } = await gate("Cook chicken breast to 74 °C, as the FSA says.", { policies: ["Cite the FSA where you can."] });
+    expect(r2.audit_meta.revision_drift).toEqual([{ kind: "number", text: "74" }]);
+  });
+
+  it("no revision, no revision_drift: a pass, a failed challenger, an empty revision, no audit", async () => {
+    const pass = fakeCall({ executor: CHICKEN, challenger: auditReply("pass") });
+    expect((await auditGate(chickenInput, { call: pass.call })).audit_meta).not.toHaveProperty("revision_drift");
+    const failed = fakeCall({ executor: CHICKEN, challenger: "no JSON at all" });
+    expect((await auditGate(chickenInput, { call: failed.call })).audit_meta).not.toHaveProperty("revision_drift");
+    const { r: empty, warnings } = await gate("  ");
+    expect(empty.audit_meta).not.toHaveProperty("revision_drift");
+    expect(warnings.map((w) => w[1])).toEqual(["DISSENT_REVISION_EMPTY"]);
+    const off = fakeCall({ executor: CHICKEN });
+    expect((await auditGate({ ...chickenInput, audit: false }, { call: off.call })).audit_meta).not.toHaveProperty("revision_drift");
+  });
+
+  it("the revision request says a wrong value is removed or marked, never replaced", async () => {
+    const { call, seen } = fakeCall({ executor: CHICKEN, challenger: auditReply("needs_work", [unsafe]), revision: "Cook it through." });
+    await auditGate(chickenInput, { call });
+    const ask = seen[2]?.request.messages.at(-1)?.content ?? "";
+    expect(ask).toMatch(/wrong value[^\n]*removed or marked as needing a check, never replaced/i);
+  });
+});

@@ -259,3 +259,31 @@ describe("runAudit: ModelCall events", () => {
     expect(JSON.stringify(events)).not.toContain(PROMPT);
   });
 });
+
+describe("runAudit: revision drift (docs/run.md)", () => {
+  it("lists what the revision added in audit_meta.revision_drift; with no onWarning, one DISSENT_REVISION_DRIFT process warning", async () => {
+    const gilded = "The Eiffel Tower is 330 m tall. It was built in 1889 of wrought iron from Pompey, https://example.org/eiffel.";
+    await new Promise((resolve) => setImmediate(resolve)); // earlier tests' process warnings are delivered first
+    const warned: Error[] = [];
+    const listen = (w: Error) => void warned.push(w);
+    process.on("warning", listen);
+    try {
+      const r = await runAudit({
+        executor: scriptedModel("exec", [DRAFT, gilded]),
+        challenger: scriptedModel("chal", [auditReply("needs_work", [cheese])]),
+        prompt: PROMPT,
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(r.final_output).toBe(gilded);
+      expect(r.audit_meta.revision_drift).toEqual([
+        { kind: "url", text: "https://example.org/eiffel" },
+        { kind: "name", text: "Pompey" },
+      ]);
+      expect(warned.map((w) => [(w as Error & { code?: string }).code, w.message.includes("https://example.org/eiffel, Pompey")])).toEqual([
+        ["DISSENT_REVISION_DRIFT", true],
+      ]);
+    } finally {
+      process.off("warning", listen);
+    }
+  });
+});

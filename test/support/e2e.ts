@@ -132,6 +132,7 @@ export interface RunJson {
     challenger_error?: string;
     concerns: number;
     ungrounded_concerns: number;
+    revision_drift?: { kind: string; text: string }[];
   };
   run: {
     run_id: string;

@@ -1,17 +1,14 @@
 import { normalize } from "../adversarial/grounding.js";
+import type { DriftToken } from "../contracts/audit.js";
+import type { ChallengeInput } from "./challenge.js";
 
 /**
- * Revision drift (ADR-015 §6; ADR-008 §5): facts in a revision that nothing the executor was given
- * supports — numbers, dates, URLs and capitalised names that occur in neither the prompt nor the
- * draft (nor the item's constraints and policies, which the executor also sees). A revision may
- * remove or hedge a claim; it must not swap in a new figure, date, source or name.
+ * Revision drift (docs/run.md, "Revision drift"; ADR-015 §7; ADR-008 §5): facts in a revision that
+ * nothing the executor was given supports — numbers, dates, URLs and capitalised names that occur
+ * in none of the prompt, the draft, the constraints and the policies. A revision may remove or
+ * hedge a claim; it must not swap in a new figure, date, source or name. The gate reports it in
+ * `audit_meta.revision_drift`, and `dissent eval gate` measures it, with this one function.
  */
-
-/** One drifted token: what kind it is, and its text as the revision wrote it. */
-export interface DriftToken {
-  kind: "url" | "date" | "number" | "name";
-  text: string;
-}
 
 const URL_RE = /\b(?:https?:\/\/|www\.)[^\s<>()"'`\]]+/giu;
 const MONTH = "(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)";
@@ -78,10 +75,23 @@ function factsOf(text: string): Facts {
   return { urls, dates, numbers, names };
 }
 
-/** Does the source mention this word (case-insensitively, as a whole word)? */
-function hasWord(source: string, word: string): boolean {
-  const w = word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![\\p{L}\\p{N}])${w}(?![\\p{L}\\p{N}])`, "u").test(source);
+const WORD_CHAR = /[\p{L}\p{N}]/u;
+const isWordChar = (c: string | undefined) => c !== undefined && WORD_CHAR.test(c);
+
+/**
+ * "Does the (normalised) source mention this word or phrase as a whole word?", indexed once per
+ * source: a plain word is a set lookup, a phrase one native scan — so a revision full of names
+ * against a long conversation costs milliseconds, not one regex pass over the source per name.
+ */
+function wordFinder(source: string): (word: string) => boolean {
+  const words = new Set(source.match(/[\p{L}\p{N}]+/gu) ?? []);
+  return (word) => {
+    if (/^[\p{L}\p{N}]+$/u.test(word)) return words.has(word);
+    for (let at = source.indexOf(word); at !== -1; at = source.indexOf(word, at + 1)) {
+      if (!isWordChar(source[at - 1]) && !isWordChar(source[at + word.length])) return true;
+    }
+    return false;
+  };
 }
 
 /**
@@ -92,16 +102,29 @@ export function revisionDrift(revision: string, given: readonly string[]): Drift
   const source = given.join("\n");
   const src = factsOf(source);
   const normSource = normalize(source);
+  const hasWord = wordFinder(normSource);
   const rev = factsOf(revision);
   const out: DriftToken[] = [];
   for (const [key, text] of rev.urls) if (!src.urls.has(key) && !normSource.includes(key)) out.push({ kind: "url", text });
   for (const [key, text] of rev.dates) if (!src.dates.has(key) && !normSource.includes(normalize(text))) out.push({ kind: "date", text });
   for (const [key, text] of rev.numbers) if (!src.numbers.has(key)) out.push({ kind: "number", text });
   for (const [key, text] of rev.names) {
-    if (src.names.has(key) || hasWord(normSource, key)) continue;
+    if (src.names.has(key) || hasWord(key)) continue;
     // A run of capitalised words is new only if one of its words is: "Safe Food" over "safe food" is not.
-    if (key.split(" ").every((w) => hasWord(normSource, w))) continue;
+    if (key.split(" ").every((w) => hasWord(w))) continue;
     out.push({ kind: "name", text });
   }
   return out;
+}
+
+/** The drift of a gate revision: against everything the executor was given for the draft it revised. */
+export function driftOfRevision(input: ChallengeInput, revision: string): DriftToken[] {
+  return revisionDrift(revision, [input.prompt, input.draft, ...(input.constraints ?? []), ...(input.policies ?? [])]);
+}
+
+/** The one warning line for a drifted revision (never the whole list when it is long: the line stays readable). */
+export function driftWarning(drift: readonly DriftToken[]): string {
+  const shown = drift.slice(0, 6).map((d) => d.text.replace(/\s+/g, " "));
+  const more = drift.length > shown.length ? ` and ${drift.length - shown.length} more` : "";
+  return `the revision added facts found in none of the prompt, draft, constraints and policies — check them before use: ${shown.join(", ")}${more} (audit_meta.revision_drift; docs/run.md)`;
 }
