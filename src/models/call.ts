@@ -5,6 +5,7 @@ import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
 import { stripThink, type Parsed } from "./json.js";
 import { roundUsd } from "./pricing.js";
+import { reportSdkWarnings, warningsMiddleware, type WarningSink } from "./sdk-warnings.js";
 import { INCOMPLETE_STREAM } from "./sse-fetch.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
@@ -108,7 +109,7 @@ const loadedModels = new WeakMap<ModelTarget, Model>();
  * The SDK, the target's model and Node's fetch (whose HTTP client loads on first use, ~100 ms),
  * loaded before any clock or budget starts: call_timeout_ms bounds the request, not our imports.
  */
-async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generateText"]; model: Model }> {
+async function prepare(target: ModelTarget): Promise<Prepared> {
   ai ??= import("ai");
   fetchReady ??= fetch("data:,").then(
     (r) => r.arrayBuffer(),
@@ -117,13 +118,30 @@ async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generat
   const [sdk, model] = await Promise.all([ai, target.load(), fetchReady]);
   ready = sdk;
   loadedModels.set(target, model);
-  return { generateText: sdk.generateText, model };
+  return { generateText: sdk.generateText, wrap: sdk.wrapLanguageModel, model };
 }
 
 /** What `prepare` gave for this target before, without a promise: the common case once a process is warm. */
-function prepared(target: ModelTarget): { generateText: Ai["generateText"]; model: Model } | undefined {
+function prepared(target: ModelTarget): Prepared | undefined {
   const model = ready ? loadedModels.get(target) : undefined;
-  return ready && model !== undefined ? { generateText: ready.generateText, model } : undefined;
+  return ready && model !== undefined ? { generateText: ready.generateText, wrap: ready.wrapLanguageModel, model } : undefined;
+}
+
+/** The SDK functions a call uses and the target's model. */
+interface Prepared {
+  generateText: Ai["generateText"];
+  wrap: Ai["wrapLanguageModel"];
+  model: Model;
+}
+
+/** Without a sink of the caller's, the SDK's warnings are Node process warnings: stderr, never stdout. */
+const processWarning: WarningSink = (message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" });
+
+/** The target's model with its AI SDK warnings routed to the caller's sink instead of the SDK's console (docs/run.md). */
+function quietModel({ wrap, model }: Prepared, target: ModelTarget, sink: WarningSink | undefined): Model {
+  if (typeof model !== "object" || model.specificationVersion !== "v3") return model;
+  const who = { provider: target.provider, model: target.model, sdk: model };
+  return wrap({ model, middleware: warningsMiddleware((warnings) => reportSdkWarnings(warnings, who, sink ?? processWarning)) });
 }
 
 interface Received extends CachedReply {
@@ -132,7 +150,7 @@ interface Received extends CachedReply {
 
 /** One attempt: its own timer, cleared when it ends (no timer outlives its call), and the caller's signal linked in. */
 async function attemptOnce(
-  { generateText, model }: Awaited<ReturnType<typeof prepare>>,
+  loaded: Prepared,
   target: ModelTarget,
   request: ModelRequest,
   ctx: CallContext,
@@ -148,8 +166,8 @@ async function attemptOnce(
   try {
     if (ctx.signal?.aborted) throw interruption(ctx.signal);
     const structured = request.schema !== undefined && target.structured !== "prompt";
-    const result = await generateText({
-      model,
+    const result = await loaded.generateText({
+      model: quietModel(loaded, target, ctx.warn),
       system: request.system,
       messages: request.messages,
       temperature: 0,
@@ -201,12 +219,7 @@ function unusable(reply: Received, target: ModelTarget): Classified | undefined 
   return undefined;
 }
 
-async function withRetries(
-  loaded: Awaited<ReturnType<typeof prepare>>,
-  target: ModelTarget,
-  request: ModelRequest,
-  ctx: CallContext,
-): Promise<{ reply: Received; attempts: number }> {
+async function withRetries(loaded: Prepared, target: ModelTarget, request: ModelRequest, ctx: CallContext): Promise<{ reply: Received; attempts: number }> {
   const sleep = ctx.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
     // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.

@@ -97,6 +97,11 @@ export interface CallContext {
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** Told of each finished call (telemetry spans, live displays). */
   observe?: (call: ObservedCall) => void;
+  /**
+   * Receives the AI SDK's warnings about a call (a parameter the model does not support), one line
+   * each, unless the program set `globalThis.AI_SDK_LOG_WARNINGS` itself. Default: Node process warnings.
+   */
+  warn?: (message: string) => void;
 }
 
 /** A finished call as observers see it. */
