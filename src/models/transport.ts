@@ -1,3 +1,5 @@
+import { errorDetail } from "./server-error.js";
+
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
   /** connection refused/reset, DNS, a body cut off mid-way: retry, then fall back to the secondary */
@@ -85,7 +87,8 @@ export function classify(e: unknown, timedOut: boolean): Classified {
   if (timedOut) return { kind: "timeout", detail: "timed out" };
   const err = (e ?? {}) as ApiCallErrorLike;
   const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
-  const detail = err.message || String(e);
+  // An HTTP error's detail is the server's own text, whatever shape its body has (docs/errors.md).
+  const detail = status !== undefined && status >= 400 ? errorDetail(err.message ?? "", status, err.responseBody) : err.message || String(e);
   // The cause chain first: a connection reset mid-body arrives wrapped with the 200 it started as.
   // An HTTP error answer's own message is the server's text, which may say anything ("terminated"):
   // for one, only its causes can tell of a connection cut off.
