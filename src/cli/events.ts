@@ -5,7 +5,7 @@ import { safe, type Io } from "./io.js";
 function summary(e: DissentEvent): string {
   switch (e.type) {
     case "ModelCall":
-      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : "network"} ${Math.round(e.latency_ms)}ms${e.error ? ` error: ${e.error}` : ""}`;
+      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : "network"} ${Math.round(e.latency_ms)}ms${e.queue_ms ? ` (queued ${Math.round(e.queue_ms)}ms)` : ""}${e.error ? ` error: ${e.error}` : ""}`;
     case "AdversarialStageStarted":
       return `${e.phase} ${e.stage} (cycle ${e.cycle})`;
     case "AdversarialStageCompleted":

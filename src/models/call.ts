@@ -219,11 +219,26 @@ function unusable(reply: Received, target: ModelTarget): Classified | undefined 
   return undefined;
 }
 
-async function withRetries(loaded: Prepared, target: ModelTarget, request: ModelRequest, ctx: CallContext): Promise<{ reply: Received; attempts: number }> {
+/** Time one call spent waiting for a `max_concurrency` slot, across its attempts (recorded as `queue_ms`, never as latency). */
+interface Queued {
+  ms: number;
+}
+
+async function withRetries(
+  loaded: Prepared,
+  target: ModelTarget,
+  request: ModelRequest,
+  ctx: CallContext,
+  queued: Queued,
+): Promise<{ reply: Received; attempts: number }> {
   const sleep = ctx.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
     // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.
-    const run = () => attemptOnce(loaded, target, request, ctx);
+    const asked = clockOf(ctx)();
+    const run = () => {
+      queued.ms += clockOf(ctx)() - asked;
+      return attemptOnce(loaded, target, request, ctx);
+    };
     const outcome = await (target.limiter ? target.limiter(run) : run());
     let failure: Classified;
     if ("reply" in outcome) {
@@ -262,6 +277,12 @@ function describe(target: ModelTarget, f: AttemptsFailed): string {
   }
 }
 
+/** The clock call times are read from: the context's (tests), else the process's monotonic one. */
+const clockOf = (ctx: CallContext): (() => number) => ctx.now ?? (() => performance.now());
+
+/** Milliseconds to two decimals, as call records give them. */
+const ms = (t: number) => Math.round(t * 100) / 100;
+
 /** Characters of a request, for the event log (which records sizes and hashes, never content by default). */
 const charsOf = (request: ModelRequest) => request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
 
@@ -279,6 +300,7 @@ export async function callModel<T = unknown>(
   const route = ctx.router(meta.routeAs ?? meta.role);
   const targets = route.secondary ? [route.primary, route.secondary] : [route.primary];
   const redact = ctx.redact ?? ((t: string) => t);
+  const now = clockOf(ctx);
   // The content address is needed only by a cache or an event sink: a bare library call skips the hashing.
   const keyed = ctx.cache !== undefined || ctx.emit !== undefined;
   const keys = keyed ? targets.map((t) => requestKey(t, request, ctx.seed)) : targets.map(() => "");
@@ -290,7 +312,7 @@ export async function callModel<T = unknown>(
     started: number,
     reply: Received | undefined,
     cached: boolean,
-    extra: { attempts?: number; error?: string; kind?: string },
+    extra: { attempts?: number; error?: string; kind?: string; queuedMs?: number },
   ): Promise<ModelReply<T>> => {
     const text = reply?.text ?? "";
     const answer = reply ? answerOf(text) : "";
@@ -303,17 +325,19 @@ export async function callModel<T = unknown>(
       model: target.model,
       route: target.route,
       cached,
-      latency_ms: Math.round((performance.now() - started) * 100) / 100,
+      // The request's own time: what it waited for a max_concurrency slot is queue_ms, apart (docs/run.md).
+      latency_ms: ms(now() - started - (extra.queuedMs ?? 0)),
+      ...(extra.queuedMs !== undefined ? { queue_ms: ms(extra.queuedMs) } : {}),
       input_tokens: reply?.input_tokens ?? 0,
       output_tokens: reply?.output_tokens ?? 0,
       cost_usd: cost === null ? null : roundUsd(cost),
       ...(error ? { error } : {}),
     };
-    const ended = performance.now();
+    const ended = now();
     ctx.observe?.({
       role: meta.role,
       target,
-      startedAt: started,
+      startedAt: started + (extra.queuedMs ?? 0),
       endedAt: ended,
       cached,
       inputTokens: record.input_tokens,
@@ -349,7 +373,7 @@ export async function callModel<T = unknown>(
   // knocking on the dead primary again (identical inputs, no network call).
   if (ctx.cache && ctx.cacheMode !== "bypass") {
     for (const [i, target] of targets.entries()) {
-      const started = performance.now();
+      const started = now();
       const hit = await ctx.cache.get(keys[i] as string);
       if (hit) return finish(target, keys[i] as string, started, hit, true, {});
     }
@@ -365,22 +389,23 @@ export async function callModel<T = unknown>(
       // token) and the most it may write (max_tokens, else 4096).
       const estimate = ctx.budget?.tracksUsd ? ((await target.cost(Math.ceil(charsOf(request) / 4), target.maxTokens ?? 4096)) ?? 0) : 0;
       const ticket = ctx.budget?.take(estimate);
-      const started = performance.now();
+      const started = now();
+      const queued: Queued = { ms: 0 };
       try {
-        const { reply, attempts } = await withRetries(loaded, target, request, ctx);
+        const { reply, attempts } = await withRetries(loaded, target, request, ctx, queued);
         const clean: Received = { ...reply, text: redact(reply.text) }; // a reply that echoes a key never carries it further
         if (ctx.cache) {
           const { raw_finish_reason: _raw, ...stored } = clean;
           await ctx.cache.put(key, stored, { provider: target.provider, model: target.model });
         }
-        const done = await finish(target, key, started, clean, false, { attempts });
+        const done = await finish(target, key, started, clean, false, { attempts, queuedMs: queued.ms });
         ctx.budget?.addCost?.(done.record.cost_usd ?? null);
         ticket?.(true);
         return done;
       } catch (e) {
         if (ctx.signal?.aborted && DissentError.isInstance(e)) {
           // The request was sent: it is on the record and spends its unit like any other.
-          await finish(target, key, started, undefined, false, { error: "interrupted", kind: "interrupted" }).catch(() => undefined);
+          await finish(target, key, started, undefined, false, { error: "interrupted", kind: "interrupted", queuedMs: queued.ms }).catch(() => undefined);
           ticket?.(true);
           throw e;
         }
@@ -389,7 +414,12 @@ export async function callModel<T = unknown>(
           throw e;
         }
         e.failure.detail = redact(e.failure.detail);
-        const failed = await finish(target, key, started, undefined, false, { attempts: e.attempts, error: e.failure.detail, kind: e.failure.kind });
+        const failed = await finish(target, key, started, undefined, false, {
+          attempts: e.attempts,
+          error: e.failure.detail,
+          kind: e.failure.kind,
+          queuedMs: queued.ms,
+        });
         ticket?.(true);
         failedRecords.push(failed.record);
         lastFailure = { target, error: e, records: failedRecords };

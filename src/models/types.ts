@@ -95,6 +95,8 @@ export interface CallContext {
   /** Redacts every secret the config named: replies and errors pass through it before anything sees them. */
   redact?: (text: string) => string;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock (milliseconds) latency and queue times are read from; default `performance.now`. */
+  now?: () => number;
   /** Told of each finished call (telemetry spans, live displays). */
   observe?: (call: ObservedCall) => void;
   /**
