@@ -9,8 +9,14 @@ describe("the server's own words in an error body", () => {
     ['{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', "Overloaded"], // Anthropic
     ['{"detail":[{"loc":["body","model"],"msg":"field required","type":"value_error.missing"}]}', "field required"], // FastAPI
     ['{"detail":"Not authenticated"}', "Not authenticated"],
-    ["<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>", "502 Bad Gateway"],
-    ["upstream connect error or disconnect/reset before headers.\r\n reset reason: connection failure", "upstream connect error or disconnect/reset before headers. reset reason: connection failure"],
+    [
+      "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>",
+      "502 Bad Gateway",
+    ],
+    [
+      "upstream connect error or disconnect/reset before headers.\r\n reset reason: connection failure",
+      "upstream connect error or disconnect/reset before headers. reset reason: connection failure",
+    ],
   ])("%s", (body, expected) => {
     expect(serverMessage(body)).toBe(expected);
   });
