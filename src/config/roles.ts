@@ -28,7 +28,10 @@ export const ROUTE_NAMES: ReadonlySet<string> = new Set([
 /** The route name nearest to a misspelt one (by edit distance, case ignored). */
 export function nearestRouteName(name: string): string {
   const names = [...ROUTE_NAMES].sort();
-  const lower = closest(name.toLowerCase(), names.map((n) => n.toLowerCase()));
+  const lower = closest(
+    name.toLowerCase(),
+    names.map((n) => n.toLowerCase()),
+  );
   return names.find((n) => n.toLowerCase() === lower) ?? names[0] ?? "default";
 }
 

@@ -43,7 +43,10 @@ describe("the roles a route may name (docs/configuration.md)", () => {
 
   it("and in a config given as an object (createDissent), without a line", () => {
     expect(() =>
-      configFromObject({ providers: { l: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } }, routes: { challanger: { primary: "l:m" } } }, { env: {}, cwd: "/" }),
+      configFromObject(
+        { providers: { l: { type: "openai-compatible", base_url: "http://127.0.0.1:1/v1" } }, routes: { challanger: { primary: "l:m" } } },
+        { env: {}, cwd: "/" },
+      ),
     ).toThrow("config: routes.challanger names no role: did you mean 'challenger'?");
   });
 });
