@@ -79,6 +79,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
 
   common(program.command("events").description("The event log, oldest first."))
     .option("--issue <id>", "only this issue's events")
+    .option("--follow", "then print every event as any process commits it, until Ctrl-C")
     .action(async (opts) => done(await (await import("./events.js")).eventsCommand(opts, io)));
 
   const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");
