@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { loadConfig } from "../config/load.js";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import type { Located } from "../engines/llama-cpp/index.js";
-import { DissentError, messageOf } from "../errors.js";
+import { codeOf, DissentError, messageOf } from "../errors.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders } from "../models/providers.js";
 import { configRouter, parseTarget } from "../models/router.js";
 import type { ModelTarget } from "../models/types.js";
@@ -40,7 +40,7 @@ const errorLine = (e: unknown): string => {
 
 function networkCode(e: unknown, depth = 0): string | undefined {
   if (!e || typeof e !== "object" || depth > 5) return undefined;
-  const code = (e as { code?: unknown }).code;
+  const code = codeOf(e);
   if (typeof code === "string" && /^E[A-Z]+$|^UND_ERR/.test(code)) return code;
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }

@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
-import { ConfigError } from "../errors.js";
+import { codeOf, ConfigError } from "../errors.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
@@ -63,7 +63,7 @@ export function readCapped(path: string, limit: number, what: string): string {
   try {
     fd = openSync(path, "r");
   } catch (e) {
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
   }
   try {
     if (fstatSync(fd).isDirectory()) throw new ConfigError(`${what} ${path}: is a directory, not a file`);
@@ -78,7 +78,7 @@ export function readCapped(path: string, limit: number, what: string): string {
     return buf.subarray(0, n).toString("utf8");
   } catch (e) {
     if (ConfigError.isInstance(e)) throw e;
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
   } finally {
     closeSync(fd);
   }

@@ -446,9 +446,7 @@ export async function callModel<T = unknown>(
     ...(error.failure.status !== undefined ? { status: error.failure.status } : {}),
     ...(error.failure.retryAfterMs !== undefined ? { retryAfterMs: error.failure.retryAfterMs } : {}),
   };
-  const thrown = error.failure.kind === "auth" ? new ProviderAuthError(message, failure) : new ProviderError(message, failure);
-  thrown.calls = lastFailure.records;
-  throw thrown;
+  throw error.failure.kind === "auth" ? new ProviderAuthError(message, failure, lastFailure.records) : new ProviderError(message, failure, lastFailure.records);
 }
 
 /** A cache hit spent nothing: 0 when the model has a price, null when its price is unknown. */

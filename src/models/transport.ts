@@ -1,4 +1,5 @@
 import { errorDetail } from "./server-error.js";
+import { codeOf } from "../errors.js";
 
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
@@ -54,7 +55,7 @@ const NETWORK_CODES = new Set([
 
 function networkCode(e: unknown, depth = 0): string | undefined {
   if (!e || typeof e !== "object" || depth > 6) return undefined;
-  const code = (e as { code?: unknown }).code;
+  const code = codeOf(e);
   if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }
