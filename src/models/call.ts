@@ -235,11 +235,14 @@ async function withRetries(
   for (let attempt = 0; ; attempt++) {
     // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.
     const asked = clockOf(ctx)();
-    const run = () => {
-      queued.ms += clockOf(ctx)() - asked;
-      return attemptOnce(loaded, target, request, ctx);
-    };
-    const outcome = await (target.limiter ? target.limiter(run) : run());
+    const run = () => attemptOnce(loaded, target, request, ctx);
+    // Without a limiter nothing waits: queue_ms is exactly 0 (same inputs, same records).
+    const outcome = await (target.limiter
+      ? target.limiter(() => {
+          queued.ms += clockOf(ctx)() - asked;
+          return run();
+        })
+      : run());
     let failure: Classified;
     if ("reply" in outcome) {
       const bad = unusable(outcome.reply, target);
