@@ -10,6 +10,7 @@ import { UsageError } from "./errors.js";
 import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
+import { onceEach } from "./models/sdk-warnings.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
 import type { MergeResult } from "./carryover/merge.js";
@@ -135,6 +136,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   const config = configOf(opts, env, cwd);
   const redact = redactor(config.secrets);
   const warn = (m: string) => (opts.onWarning ?? ((message: string) => process.emitWarning(message, { code: "DISSENT_WARNING" })))(redact(m));
+  // The AI SDK's warnings (seed unsupported on every Anthropic call, say) are said once each, never on stdout.
+  const sdkWarn = onceEach(warn);
   // The in-process engine (CONTRACT §11), imported only when a llama-cpp provider is configured; it
   // loads node-llama-cpp only when a model is, so a cached run never does.
   const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
@@ -212,6 +215,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       redact,
       logContent: config.logContent,
       ...(opts.onCall ? { observe: opts.onCall } : {}),
+      warn: sdkWarn,
       ...extra,
     };
   };

@@ -1,96 +1,133 @@
+import type { FailureKind } from "./models/transport.js";
+
 /**
- * Errors you can branch on: each has a stable `name`, carries data a caller can read, and a static
- * `isInstance` that works across module copies (as the AI SDK's do). Exit codes are the CLI's
- * business: it maps names to codes in one table (src/cli/exit-codes.ts).
+ * Errors you can branch on, shaped as the AI SDK shapes its own: each class has a stable `name`, a
+ * marker of its own (a registered symbol, so `isInstance` works across copies of the module) that
+ * its subclasses inherit — a parent never names its children —, read-only data given to its
+ * constructor, and `fatal`: whether it ends a run rather than degrading it. Exit codes are the CLI's
+ * business: it maps names to codes in one table (src/cli/exit-codes.ts; docs/errors.md).
  */
-const MARKER = Symbol.for("dissent.error");
+const BASE = "dissent.error";
+
+/** Sets a class's marker on an instance (not enumerable: it never shows in JSON or logs). */
+function mark(e: Error, marker: string): void {
+  Object.defineProperty(e, Symbol.for(marker), { value: true });
+}
+
+/** Does `e` carry the marker `marker` (set by its class or one of its parents)? */
+function hasMarker(e: unknown, marker: string): boolean {
+  return typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[Symbol.for(marker)] === true;
+}
 
 /** The base of every dissent error: `DissentError.isInstance(e)` is true for all of them. */
 export class DissentError extends Error {
-  readonly [MARKER] = true;
+  /** Ends the run (configuration, credentials, an interruption, …) instead of degrading it (a critic that failed contributes nothing). */
+  readonly fatal: boolean = false;
   constructor(name: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = name;
+    mark(this, BASE);
   }
   static isInstance(e: unknown): e is DissentError {
-    return typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[MARKER] === true;
+    return hasMarker(e, BASE);
   }
 }
 
-function named<N extends string>(name: N) {
+/** The marker of a named class: `dissent.error.UsageError`. */
+const markerOf = (name: string) => `${BASE}.${name}`;
+
+/** A class with its own marker and `isInstance`, for errors that carry only a message. */
+function named<N extends string>(name: N, fatal: boolean) {
+  const marker = markerOf(name);
   return class extends DissentError {
     static readonly errorName: N = name;
+    override readonly fatal: boolean = fatal;
     constructor(message: string, options?: { cause?: unknown }) {
       super(name, message, options);
+      mark(this, marker);
     }
     static override isInstance(e: unknown): e is DissentError {
-      return DissentError.isInstance(e) && e.name === name;
+      return hasMarker(e, marker);
     }
   };
 }
 
 /** Bad flags or arguments. */
-export class UsageError extends named("UsageError") {}
+export class UsageError extends named("UsageError", true) {}
 /** A config file or value that cannot be used; the message names the file (and line). */
-export class ConfigError extends named("ConfigError") {}
+export class ConfigError extends named("ConfigError", true) {}
 /** ADR-009 §1: code tried to exceed MAX_AUDIT_PASSES or MAX_REVISION_PASSES. */
-export class AuditLimitExceeded extends named("AuditLimitExceeded") {}
+export class AuditLimitExceeded extends named("AuditLimitExceeded", true) {}
 /** `--replay` found no cached reply for a request. */
-export class ReplayMiss extends named("ReplayMiss") {}
+export class ReplayMiss extends named("ReplayMiss", true) {}
 /** A model replied, but not in a form we can use. */
-export class ReplyFormatError extends named("ReplyFormatError") {}
+export class ReplyFormatError extends named("ReplyFormatError", false) {}
+/** The store could not be used (a damaged file, no permission, a database that is down); the message names it and what to do. */
+export class StoreError extends named("StoreError", true) {}
+
+const RUN_ERROR = markerOf("RunError");
 /** A run failed for a reason of its own (no plan could be made, unknown issue, …). */
 export class RunError extends DissentError {
   static readonly errorName: string = "RunError";
   constructor(message: string, options?: { cause?: unknown }, name = "RunError") {
     super(name, message, options);
+    mark(this, RUN_ERROR);
   }
   static override isInstance(e: unknown): e is RunError {
-    return DissentError.isInstance(e) && (e.name === "RunError" || e.name === "TrackerAuthError");
-  }
-}
-/** The user interrupted (Ctrl-C) or the process was asked to stop (SIGTERM). */
-export class Interrupted extends DissentError {
-  static readonly errorName = "Interrupted";
-  constructor(
-    message: string,
-    /** Which signal stopped the run (CONTRACT §6 r2: 130 on SIGINT, 143 on SIGTERM). */
-    readonly signal: "SIGINT" | "SIGTERM" = "SIGINT",
-  ) {
-    super("Interrupted", message);
-  }
-  static override isInstance(e: unknown): e is Interrupted {
-    return DissentError.isInstance(e) && e.name === "Interrupted";
+    return hasMarker(e, RUN_ERROR);
   }
 }
 
-/** The store could not be used (a damaged file, no permission, a database that is down); the message names it and what to do. */
-export class StoreError extends named("StoreError") {}
+const TRACKER_AUTH = markerOf("TrackerAuthError");
 /** The tracker refused our token (GitHub 401): retrying will not help, so the factory stops (CONTRACT §7). */
 export class TrackerAuthError extends RunError {
   static override readonly errorName: string = "TrackerAuthError";
+  override readonly fatal: boolean = true;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options, "TrackerAuthError");
+    mark(this, TRACKER_AUTH);
   }
   static override isInstance(e: unknown): e is TrackerAuthError {
-    return DissentError.isInstance(e) && e.name === "TrackerAuthError";
+    return hasMarker(e, TRACKER_AUTH);
   }
 }
 
+const INTERRUPTED = markerOf("Interrupted");
+/** The user interrupted (Ctrl-C) or the process was asked to stop (SIGTERM). */
+export class Interrupted extends DissentError {
+  static readonly errorName = "Interrupted";
+  override readonly fatal: boolean = true;
+  constructor(
+    message: string,
+    /** Which signal stopped the run (130 on SIGINT, 143 on SIGTERM: docs/errors.md). */
+    readonly signal: "SIGINT" | "SIGTERM" = "SIGINT",
+  ) {
+    super("Interrupted", message);
+    mark(this, INTERRUPTED);
+  }
+  static override isInstance(e: unknown): e is Interrupted {
+    return hasMarker(e, INTERRUPTED);
+  }
+}
+
+const LEASE_HELD = markerOf("LeaseHeld");
 /** Another planner holds the issue (CONTRACT §4 r2: one planner per issue). */
 export class LeaseHeld extends DissentError {
   static readonly errorName = "LeaseHeld";
+  override readonly fatal: boolean = true;
   constructor(
     message: string,
     readonly holder: { host: string; pid: number; since: string },
   ) {
     super("LeaseHeld", message);
+    mark(this, LEASE_HELD);
   }
   static override isInstance(e: unknown): e is LeaseHeld {
-    return DissentError.isInstance(e) && e.name === "LeaseHeld";
+    return hasMarker(e, LEASE_HELD);
   }
 }
 
+const BUDGET = markerOf("BudgetExceeded");
 /** The per-issue ceiling (calls or dollars) would be crossed. */
 export class BudgetExceeded extends DissentError {
   static readonly errorName = "BudgetExceeded";
@@ -101,9 +138,10 @@ export class BudgetExceeded extends DissentError {
     readonly unit: "calls" | "usd" = "calls",
   ) {
     super("BudgetExceeded", message);
+    mark(this, BUDGET);
   }
   static override isInstance(e: unknown): e is BudgetExceeded {
-    return DissentError.isInstance(e) && e.name === "BudgetExceeded";
+    return hasMarker(e, BUDGET);
   }
 }
 
@@ -111,25 +149,31 @@ export class BudgetExceeded extends DissentError {
 export interface ProviderFailure {
   provider: string;
   model: string;
-  kind: string;
+  kind: FailureKind;
   status?: number;
   retryAfterMs?: number;
   attempts: number;
 }
 
+const PROVIDER = markerOf("ProviderError");
 /** A provider could not be reached or kept failing after retries (and fallback, if any). */
 export class ProviderError extends DissentError {
   static readonly errorName: string = "ProviderError";
   readonly provider: string;
   readonly model: string;
-  readonly kind: string;
+  readonly kind: FailureKind;
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   readonly attempts: number;
-  /** The call records of every target tried (for `run.calls`). */
-  calls: unknown[] = [];
-  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "error", attempts: 1 }, name = "ProviderError") {
+  constructor(
+    message: string,
+    failure: ProviderFailure = { provider: "", model: "", kind: "fatal", attempts: 1 },
+    /** The call records of every target tried (for `run.calls`). */
+    readonly calls: readonly unknown[] = [],
+    name = "ProviderError",
+  ) {
     super(name, message);
+    mark(this, PROVIDER);
     this.provider = failure.provider;
     this.model = failure.model;
     this.kind = failure.kind;
@@ -138,34 +182,41 @@ export class ProviderError extends DissentError {
     this.attempts = failure.attempts;
   }
   static override isInstance(e: unknown): e is ProviderError {
-    return DissentError.isInstance(e) && (e.name === "ProviderError" || e.name === "ProviderAuthError");
+    return hasMarker(e, PROVIDER);
   }
 }
 
+const PROVIDER_AUTH = markerOf("ProviderAuthError");
 /** A provider refused our credentials or quota (401, 403, insufficient quota): never soft-failed. */
 export class ProviderAuthError extends ProviderError {
   static override readonly errorName: string = "ProviderAuthError";
-  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "auth", attempts: 1 }) {
-    super(message, failure, "ProviderAuthError");
+  override readonly fatal: boolean = true;
+  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "auth", attempts: 1 }, calls: readonly unknown[] = []) {
+    super(message, failure, calls, "ProviderAuthError");
+    mark(this, PROVIDER_AUTH);
   }
   static override isInstance(e: unknown): e is ProviderAuthError {
-    return DissentError.isInstance(e) && e.name === "ProviderAuthError";
+    return hasMarker(e, PROVIDER_AUTH);
   }
 }
 
 /**
  * One policy for "ends the run" versus "degrades" (a critic or challenger that fails contributes
- * nothing; these never do): the user's configuration, credentials and quota, an interruption, a
- * replay miss, the frozen limits, a lost lease and a store that cannot be used.
+ * nothing; these never do): the error's own `fatal` — the user's configuration, credentials and
+ * quota, an interruption, a replay miss, the frozen limits, a lost lease, a store that cannot be used.
  */
 export function isFatal(e: unknown): boolean {
-  return [UsageError, ConfigError, ProviderAuthError, TrackerAuthError, Interrupted, ReplayMiss, AuditLimitExceeded, LeaseHeld, StoreError].some((k) =>
-    k.isInstance(e),
-  );
+  return DissentError.isInstance(e) && e.fatal;
 }
 
 /** Message of any thrown value, for one-line reports. */
 export function messageOf(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
+}
+
+/** The `code` of a Node, undici, SQLite or PostgreSQL error (`ENOENT`, `ECONNREFUSED`, `SQLITE_BUSY`, `55P03`), when it has one. */
+export function codeOf(e: unknown): string | undefined {
+  const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+  return typeof code === "string" ? code : undefined;
 }

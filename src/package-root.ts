@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { ConfigError } from "./errors.js";
+import { codeOf, ConfigError } from "./errors.js";
 
 /**
  * Files the package ships beside its code (prompts/, personas/, evals/, dist/web, package.json) are
@@ -53,7 +53,7 @@ export function optionalDependencies(): string[] {
  * a configuration error naming the package, never an internal error.
  */
 export function missingOptional(e: unknown): ConfigError | undefined {
-  const code = (e as { code?: unknown } | undefined)?.code;
+  const code = codeOf(e);
   if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return undefined;
   const name = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(e instanceof Error ? e.message : "")?.[1];
   if (name === undefined || !optionalDependencies().includes(name)) return undefined;

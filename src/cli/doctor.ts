@@ -2,7 +2,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { loadConfig } from "../config/load.js";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import type { Located } from "../engines/llama-cpp/index.js";
-import { DissentError, messageOf } from "../errors.js";
+import { codeOf, DissentError, messageOf } from "../errors.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders } from "../models/providers.js";
 import { configRouter, parseTarget } from "../models/router.js";
 import type { ModelTarget } from "../models/types.js";
@@ -40,7 +40,7 @@ const errorLine = (e: unknown): string => {
 
 function networkCode(e: unknown, depth = 0): string | undefined {
   if (!e || typeof e !== "object" || depth > 5) return undefined;
-  const code = (e as { code?: unknown }).code;
+  const code = codeOf(e);
   if (typeof code === "string" && /^E[A-Z]+$|^UND_ERR/.test(code)) return code;
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }
@@ -216,6 +216,30 @@ export async function checkConfiguredRoutes(
   return { rows: await Promise.all(rows), dispose: async () => engines?.dispose() };
 }
 
+/** Routes whose check found the same thing for the same target: one table row (`--json` keeps one per route). */
+interface RowGroup {
+  routes: string[];
+  target: string;
+  ok: boolean;
+  detail: string;
+}
+
+/** Groups rows with equal target, status and checks, in the order their first route appears. */
+export function groupRows(rows: readonly RouteCheck[]): RowGroup[] {
+  const groups = new Map<string, RowGroup>();
+  for (const r of rows) {
+    const name = r.which === "primary" ? r.route : `${r.route} (secondary)`;
+    const key = JSON.stringify([r.target, r.ok, r.detail]);
+    const g = groups.get(key);
+    if (g) g.routes.push(name);
+    else groups.set(key, { routes: [name], target: r.target, ok: r.ok, detail: r.detail });
+  }
+  return [...groups.values()];
+}
+
+/** A group's routes as one cell: up to three by name, else the first and how many more. */
+const routesCell = (g: RowGroup): string => (g.routes.length <= 3 ? g.routes.join(", ") : `${g.routes[0]} and ${g.routes.length - 1} more`);
+
 /** `dissent doctor`: one row per configured route; exit 1 if any fails (CONTRACT §11). */
 export async function doctorCommand(flags: Common, io: Io): Promise<number> {
   const config = loadConfig({ ...(flags.config ? { flag: flags.config } : {}), env: io.env, cwd: io.cwd });
@@ -230,7 +254,7 @@ export async function doctorCommand(flags: Common, io: Io): Promise<number> {
     io.stdout(
       table(
         ["ROUTE", "TARGET", "STATUS", "CHECKS"],
-        rows.map((r) => [r.which === "primary" ? r.route : `${r.route} (secondary)`, r.target, r.ok ? "ok" : "FAIL", r.detail]),
+        groupRows(rows).map((g) => [routesCell(g), g.target, g.ok ? "ok" : "FAIL", g.detail]),
       ),
     );
   }

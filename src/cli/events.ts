@@ -1,11 +1,14 @@
 import type { DissentEvent } from "../contracts/events.js";
+import { Interrupted, messageOf } from "../errors.js";
+import { onceEach } from "../models/sdk-warnings.js";
+import type { StoredEvent } from "../store/port.js";
 import { withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
 
 function summary(e: DissentEvent): string {
   switch (e.type) {
     case "ModelCall":
-      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : "network"} ${Math.round(e.latency_ms)}ms${e.error ? ` error: ${e.error}` : ""}`;
+      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : "network"} ${Math.round(e.latency_ms)}ms${e.queue_ms ? ` (queued ${Math.round(e.queue_ms)}ms)` : ""}${e.error ? ` error: ${e.error}` : ""}`;
     case "AdversarialStageStarted":
       return `${e.phase} ${e.stage} (cycle ${e.cycle})`;
     case "AdversarialStageCompleted":
@@ -29,16 +32,49 @@ function summary(e: DissentEvent): string {
   }
 }
 
-/** `dissent events [--issue ID] [--json]`: the event log, oldest first. */
-export async function eventsCommand(opts: Common & { issue?: string }, io: Io): Promise<number> {
+/** How one event is printed: a JSON line (`seq` left out), or the time, type, issue and a summary. */
+const line = (e: StoredEvent, json: boolean | undefined) => {
+  if (json) {
+    const { seq: _seq, ...rest } = e;
+    return `${JSON.stringify(rest)}\n`;
+  }
+  return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${safe(summary(e))}\n`;
+};
+
+/**
+ * `dissent events [--issue ID] [--json] [--follow]`: the event log, oldest first; with `--follow`,
+ * then every event any process commits, until Ctrl-C or SIGTERM (exit 130 / 143, no error line: a
+ * stop the user asked for).
+ */
+export async function eventsCommand(opts: Common & { issue?: string; follow?: boolean }, io: Io): Promise<number> {
+  const issueId = opts.issue?.replace(/^#/, "");
   return withDissent(
     opts,
     io,
     async (d) => {
-      const events = await d.events(opts.issue !== undefined ? { issueId: opts.issue.replace(/^#/, "") } : {});
-      if (opts.json) io.stdout(events.map(({ seq: _seq, ...e }) => `${JSON.stringify(e)}\n`).join(""));
-      else io.stdout(events.map((e) => `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${safe(summary(e))}\n`).join(""));
-      return 0;
+      const events = await d.events(issueId !== undefined ? { issueId } : {});
+      io.stdout(events.map((e) => line(e, opts.json)).join(""));
+      if (!opts.follow) return 0;
+      const store = await d.store();
+      const after = events.length > 0 ? Math.max(...events.map((e) => e.seq)) : 0;
+      // A read that failed (a busy file, a dropped listener) is said once; the store keeps following.
+      const warn = onceEach((m) => io.stderr(`dissent: warning: events --follow: ${safe(m.split("\n")[0] ?? "")}\n`));
+      return new Promise<number>((resolve) => {
+        const stopped = () => {
+          stop();
+          const reason: unknown = io.signal.reason;
+          resolve(Interrupted.isInstance(reason) && reason.signal === "SIGTERM" ? 143 : 130);
+        };
+        const stop = store.follow(
+          after,
+          (e) => {
+            if (issueId === undefined || e.issue_id === issueId) io.stdout(line(e, opts.json));
+          },
+          (e) => warn(messageOf(e)),
+        );
+        if (io.signal.aborted) stopped();
+        else io.signal.addEventListener("abort", stopped, { once: true });
+      });
     },
     { readOnly: true },
   );

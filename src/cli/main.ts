@@ -3,6 +3,8 @@ import { packageVersion } from "../package-root.js";
 import { fail, type Io } from "./io.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+/** Options every command takes, accepted before the command name as well as after it. */
+const GLOBAL_OPTIONS = ["json", "config", "verbose"] as const;
 const version = packageVersion();
 
 /** Builds the command tree. Command bodies are imported lazily so `--version` and `--help` stay fast. */
@@ -22,6 +24,14 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
       .option("--json", "machine-readable output")
       .option("--config <file>", "config file (default: $DISSENT_CONFIG, then ./dissent.config.yaml)")
       .option("--verbose", "every model call on stderr; stack traces on errors");
+  // The global options work before the command too (`dissent --config F run …`): given there, they
+  // reach the command unless it was given its own (docs/configuration.md).
+  common(program).hook("preAction", (_program, action) => {
+    const globals = program.opts<Record<string, unknown>>();
+    for (const key of GLOBAL_OPTIONS) {
+      if (globals[key] !== undefined && action.getOptionValue(key) === undefined) action.setOptionValue(key, globals[key]);
+    }
+  });
   const cached = (c: Command) =>
     c
       .addOption(new Option("--no-cache", "do not read the reply cache (new replies replace cached ones)"))
@@ -69,6 +79,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
 
   common(program.command("events").description("The event log, oldest first."))
     .option("--issue <id>", "only this issue's events")
+    .option("--follow", "then print every event as any process commits it, until Ctrl-C")
     .action(async (opts) => done(await (await import("./events.js")).eventsCommand(opts, io)));
 
   const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");

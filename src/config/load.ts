@@ -1,12 +1,13 @@
 import { closeSync, existsSync, openSync, readSync, fstatSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { LineCounter, parseDocument } from "yaml";
+import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
-import { ConfigError } from "../errors.js";
+import { codeOf, ConfigError } from "../errors.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
+import { unknownRoute, unknownRouteMessage } from "./roles.js";
 
 /** A config file that names no providers (only policies, say): a local Ollama, executor and challenger on different model families. */
 export const DEFAULT_PROVIDERS: Config["providers"] = {
@@ -62,7 +63,7 @@ export function readCapped(path: string, limit: number, what: string): string {
   try {
     fd = openSync(path, "r");
   } catch (e) {
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
   }
   try {
     if (fstatSync(fd).isDirectory()) throw new ConfigError(`${what} ${path}: is a directory, not a file`);
@@ -77,7 +78,7 @@ export function readCapped(path: string, limit: number, what: string): string {
     return buf.subarray(0, n).toString("utf8");
   } catch (e) {
     if (ConfigError.isInstance(e)) throw e;
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
+    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
   } finally {
     closeSync(fd);
   }
@@ -120,7 +121,11 @@ export function parseConfigText(text: string, file: string): ConfigFile {
     throw new ConfigError(`${file}: invalid YAML: ${(e as Error).message.split("\n")[0]}`);
   }
   const parsed = ConfigFile.safeParse(raw);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const unknown = unknownRoute(parsed.data.routes);
+    if (unknown) throw new ConfigError(`${file}${keyLine(doc, lineCounter, ["routes", unknown.name])}: ${unknownRouteMessage(unknown)}`);
+    return parsed.data;
+  }
   const issue = parsed.error.issues[0];
   if (!issue) throw new ConfigError(`${file}: invalid configuration`);
   let path: PropertyKey[] = issue.path;
@@ -132,6 +137,15 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   const key = path.map(String).join(".");
   const message = issue.code === "unrecognized_keys" ? `unknown key '${key}'` : `${key || "config"} ${issue.message}`;
   throw new ConfigError(`${file}${line}: ${message}`);
+}
+
+/** `:LINE` of a mapping key (`routes.challanger`) in a YAML document, or "" when it cannot be found. */
+function keyLine(doc: ReturnType<typeof parseDocument>, lines: LineCounter, path: readonly string[]): string {
+  const parent = doc.getIn(path.slice(0, -1), true);
+  if (!isMap(parent)) return "";
+  const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === path[path.length - 1]);
+  const range = isScalar(pair?.key) ? pair.key.range : undefined;
+  return range ? `:${lines.linePos(range[0]).line}` : "";
 }
 
 /** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
@@ -186,6 +200,8 @@ export function configFromObject(value: unknown, opts: { env: Record<string, str
     const key = issue ? issue.path.map(String).join(".") : "";
     throw new ConfigError(`config: ${key ? `${key} ` : ""}${issue?.message ?? "invalid configuration"}`);
   }
+  const unknown = unknownRoute(parsed.data.routes);
+  if (unknown) throw new ConfigError(`config: ${unknownRouteMessage(unknown)}`);
   return buildConfig(parsed.data, { source: "config", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
 }
 

@@ -70,7 +70,10 @@ export const CallRecord = z.object({
   model: z.string(),
   route: z.enum(["primary", "secondary"]),
   cached: z.boolean(),
+  /** The request's own time, from sending it to its end (retries included), without any wait for a slot. */
   latency_ms: z.number(),
+  /** Time the call waited for a slot of its provider's `max_concurrency` (network calls only; 0 when it did not wait). */
+  queue_ms: z.number().optional(),
   input_tokens: z.number(),
   output_tokens: z.number(),
   /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (CONTRACT §8). */

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { UsageError } from "../errors.js";
+import { codeOf, UsageError } from "../errors.js";
 import { GATE_RATES, type RateDef } from "./gate-metrics.js";
 import { PIPELINE_RATES } from "./pipeline-metrics.js";
 import { EvalReport, type GateItemOutcome, type PipelineItemOutcome, type UsageJson } from "./report.js";
@@ -42,7 +42,7 @@ export function readReport(file: string, name = file): EvalReport {
   try {
     text = readFileSync(file, "utf8");
   } catch (e) {
-    const code = (e as { code?: string }).code;
+    const code = codeOf(e);
     throw new UsageError(`${name}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code ?? (e as Error).message})`}`);
   }
   let raw: unknown;

@@ -3,7 +3,7 @@ import { fileURLToPath } from "node:url";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { ground, groundingText } from "../adversarial/grounding.js";
-import { UsageError } from "../errors.js";
+import { codeOf, UsageError } from "../errors.js";
 import { sha256 } from "../hash.js";
 import { packagePath } from "../package-root.js";
 import { GateItem, PipelineItem } from "./schema.js";
@@ -144,7 +144,7 @@ function readSet(file: string | URL, name: string): string {
   try {
     buf = readFileSync(path);
   } catch (e) {
-    const code = (e as { code?: string }).code;
+    const code = codeOf(e);
     throw new UsageError(
       `${name}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a folder, not a set file" : `cannot read it (${code ?? (e as Error).message})`}`,
     );

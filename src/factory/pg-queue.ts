@@ -1,6 +1,6 @@
 import type PgBoss from "pg-boss";
 import type { Pool, PoolClient } from "pg";
-import { StoreError } from "../errors.js";
+import { codeOf, StoreError } from "../errors.js";
 import type { PostgresStore, Query } from "../store/postgres.js";
 import type { WorkQueue } from "./queue.js";
 import { roundKey, type Round } from "./rounds.js";
@@ -109,7 +109,7 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       return id !== null;
     } catch (e) {
       await c.query("ROLLBACK").catch(() => undefined); // the error that matters is `e`
-      if ((e as { code?: unknown }).code === "55P03") return false; // another worker is running this round
+      if (codeOf(e) === "55P03") return false; // another worker is running this round
       throw e;
     } finally {
       c.release();

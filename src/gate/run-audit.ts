@@ -3,6 +3,7 @@ import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "../models/cache.js";
 import { callModel } from "../models/call.js";
 import { fixedRouter } from "../models/router.js";
+import { onceEach } from "../models/sdk-warnings.js";
 import type { CallContext } from "../models/types.js";
 import { auditGate, type GateResult } from "./audit-gate.js";
 import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
@@ -19,6 +20,12 @@ export interface LibraryCallOptions {
   signal?: AbortSignal;
   /** Receives a ModelCall event per call. */
   onEvent?: (event: NewEvent) => void;
+  /**
+   * Receives one-line warnings: the challenger failing open, the revision coming back empty or adding
+   * facts (`audit_meta.revision_drift`), and the AI SDK's warnings about a call (once each), unless
+   * `globalThis.AI_SDK_LOG_WARNINGS` is set. Default: Node process warnings (stderr), never silent.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** Options of `runAudit`: two AI SDK models and the work to audit. */
@@ -30,11 +37,6 @@ export interface RunAuditOptions extends LibraryCallOptions {
   policies?: readonly string[];
   /** Skip the challenger (the gate's `--audit`-less path). Default true. */
   audit?: boolean;
-  /**
-   * Receives each one-line warning — the challenger failed open, the revision came back empty, the
-   * revision added facts (`audit_meta.revision_drift`) — default: a Node process warning, never silent.
-   */
-  onWarning?: (message: string) => void;
 }
 
 /** The one model door over fixed models, as the library's entry points use it. */
@@ -49,6 +51,7 @@ export function libraryCall(models: Record<string, LanguageModel>, opts: Library
     backoffMs: 500,
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.onEvent ? { emit: opts.onEvent } : {}),
+    warn: onceEach(opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" }))),
   };
   return (meta, request, parse) => callModel(meta, request, ctx, parse);
 }

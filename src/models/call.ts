@@ -5,6 +5,7 @@ import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
 import { stripThink, type Parsed } from "./json.js";
 import { roundUsd } from "./pricing.js";
+import { reportSdkWarnings, warningsMiddleware, type WarningSink } from "./sdk-warnings.js";
 import { INCOMPLETE_STREAM } from "./sse-fetch.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
@@ -108,7 +109,7 @@ const loadedModels = new WeakMap<ModelTarget, Model>();
  * The SDK, the target's model and Node's fetch (whose HTTP client loads on first use, ~100 ms),
  * loaded before any clock or budget starts: call_timeout_ms bounds the request, not our imports.
  */
-async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generateText"]; model: Model }> {
+async function prepare(target: ModelTarget): Promise<Prepared> {
   ai ??= import("ai");
   fetchReady ??= fetch("data:,").then(
     (r) => r.arrayBuffer(),
@@ -117,13 +118,30 @@ async function prepare(target: ModelTarget): Promise<{ generateText: Ai["generat
   const [sdk, model] = await Promise.all([ai, target.load(), fetchReady]);
   ready = sdk;
   loadedModels.set(target, model);
-  return { generateText: sdk.generateText, model };
+  return { generateText: sdk.generateText, wrap: sdk.wrapLanguageModel, model };
 }
 
 /** What `prepare` gave for this target before, without a promise: the common case once a process is warm. */
-function prepared(target: ModelTarget): { generateText: Ai["generateText"]; model: Model } | undefined {
+function prepared(target: ModelTarget): Prepared | undefined {
   const model = ready ? loadedModels.get(target) : undefined;
-  return ready && model !== undefined ? { generateText: ready.generateText, model } : undefined;
+  return ready && model !== undefined ? { generateText: ready.generateText, wrap: ready.wrapLanguageModel, model } : undefined;
+}
+
+/** The SDK functions a call uses and the target's model. */
+interface Prepared {
+  generateText: Ai["generateText"];
+  wrap: Ai["wrapLanguageModel"];
+  model: Model;
+}
+
+/** Without a sink of the caller's, the SDK's warnings are Node process warnings: stderr, never stdout. */
+const processWarning: WarningSink = (message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" });
+
+/** The target's model with its AI SDK warnings routed to the caller's sink instead of the SDK's console (docs/run.md). */
+function quietModel({ wrap, model }: Prepared, target: ModelTarget, sink: WarningSink | undefined): Model {
+  if (typeof model !== "object" || model.specificationVersion !== "v3") return model;
+  const who = { provider: target.provider, model: target.model, sdk: model };
+  return wrap({ model, middleware: warningsMiddleware((warnings) => reportSdkWarnings(warnings, who, sink ?? processWarning)) });
 }
 
 interface Received extends CachedReply {
@@ -132,7 +150,7 @@ interface Received extends CachedReply {
 
 /** One attempt: its own timer, cleared when it ends (no timer outlives its call), and the caller's signal linked in. */
 async function attemptOnce(
-  { generateText, model }: Awaited<ReturnType<typeof prepare>>,
+  loaded: Prepared,
   target: ModelTarget,
   request: ModelRequest,
   ctx: CallContext,
@@ -148,8 +166,8 @@ async function attemptOnce(
   try {
     if (ctx.signal?.aborted) throw interruption(ctx.signal);
     const structured = request.schema !== undefined && target.structured !== "prompt";
-    const result = await generateText({
-      model,
+    const result = await loaded.generateText({
+      model: quietModel(loaded, target, ctx.warn),
       system: request.system,
       messages: request.messages,
       temperature: 0,
@@ -201,17 +219,30 @@ function unusable(reply: Received, target: ModelTarget): Classified | undefined 
   return undefined;
 }
 
+/** Time one call spent waiting for a `max_concurrency` slot, across its attempts (recorded as `queue_ms`, never as latency). */
+interface Queued {
+  ms: number;
+}
+
 async function withRetries(
-  loaded: Awaited<ReturnType<typeof prepare>>,
+  loaded: Prepared,
   target: ModelTarget,
   request: ModelRequest,
   ctx: CallContext,
+  queued: Queued,
 ): Promise<{ reply: Received; attempts: number }> {
   const sleep = ctx.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
     // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.
+    const asked = clockOf(ctx)();
     const run = () => attemptOnce(loaded, target, request, ctx);
-    const outcome = await (target.limiter ? target.limiter(run) : run());
+    // Without a limiter nothing waits: queue_ms is exactly 0 (same inputs, same records).
+    const outcome = await (target.limiter
+      ? target.limiter(() => {
+          queued.ms += clockOf(ctx)() - asked;
+          return run();
+        })
+      : run());
     let failure: Classified;
     if ("reply" in outcome) {
       const bad = unusable(outcome.reply, target);
@@ -249,6 +280,12 @@ function describe(target: ModelTarget, f: AttemptsFailed): string {
   }
 }
 
+/** The clock call times are read from: the context's (tests), else the process's monotonic one. */
+const clockOf = (ctx: CallContext): (() => number) => ctx.now ?? (() => performance.now());
+
+/** Milliseconds to two decimals, as call records give them. */
+const ms = (t: number) => Math.round(t * 100) / 100;
+
 /** Characters of a request, for the event log (which records sizes and hashes, never content by default). */
 const charsOf = (request: ModelRequest) => request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
 
@@ -266,6 +303,7 @@ export async function callModel<T = unknown>(
   const route = ctx.router(meta.routeAs ?? meta.role);
   const targets = route.secondary ? [route.primary, route.secondary] : [route.primary];
   const redact = ctx.redact ?? ((t: string) => t);
+  const now = clockOf(ctx);
   // The content address is needed only by a cache or an event sink: a bare library call skips the hashing.
   const keyed = ctx.cache !== undefined || ctx.emit !== undefined;
   const keys = keyed ? targets.map((t) => requestKey(t, request, ctx.seed)) : targets.map(() => "");
@@ -277,7 +315,7 @@ export async function callModel<T = unknown>(
     started: number,
     reply: Received | undefined,
     cached: boolean,
-    extra: { attempts?: number; error?: string; kind?: string },
+    extra: { attempts?: number; error?: string; kind?: string; queuedMs?: number },
   ): Promise<ModelReply<T>> => {
     const text = reply?.text ?? "";
     const answer = reply ? answerOf(text) : "";
@@ -290,17 +328,19 @@ export async function callModel<T = unknown>(
       model: target.model,
       route: target.route,
       cached,
-      latency_ms: Math.round((performance.now() - started) * 100) / 100,
+      // The request's own time: what it waited for a max_concurrency slot is queue_ms, apart (docs/run.md).
+      latency_ms: ms(now() - started - (extra.queuedMs ?? 0)),
+      ...(extra.queuedMs !== undefined ? { queue_ms: ms(extra.queuedMs) } : {}),
       input_tokens: reply?.input_tokens ?? 0,
       output_tokens: reply?.output_tokens ?? 0,
       cost_usd: cost === null ? null : roundUsd(cost),
       ...(error ? { error } : {}),
     };
-    const ended = performance.now();
+    const ended = now();
     ctx.observe?.({
       role: meta.role,
       target,
-      startedAt: started,
+      startedAt: started + (extra.queuedMs ?? 0),
       endedAt: ended,
       cached,
       inputTokens: record.input_tokens,
@@ -336,7 +376,7 @@ export async function callModel<T = unknown>(
   // knocking on the dead primary again (identical inputs, no network call).
   if (ctx.cache && ctx.cacheMode !== "bypass") {
     for (const [i, target] of targets.entries()) {
-      const started = performance.now();
+      const started = now();
       const hit = await ctx.cache.get(keys[i] as string);
       if (hit) return finish(target, keys[i] as string, started, hit, true, {});
     }
@@ -352,22 +392,23 @@ export async function callModel<T = unknown>(
       // token) and the most it may write (max_tokens, else 4096).
       const estimate = ctx.budget?.tracksUsd ? ((await target.cost(Math.ceil(charsOf(request) / 4), target.maxTokens ?? 4096)) ?? 0) : 0;
       const ticket = ctx.budget?.take(estimate);
-      const started = performance.now();
+      const started = now();
+      const queued: Queued = { ms: 0 };
       try {
-        const { reply, attempts } = await withRetries(loaded, target, request, ctx);
+        const { reply, attempts } = await withRetries(loaded, target, request, ctx, queued);
         const clean: Received = { ...reply, text: redact(reply.text) }; // a reply that echoes a key never carries it further
         if (ctx.cache) {
           const { raw_finish_reason: _raw, ...stored } = clean;
           await ctx.cache.put(key, stored, { provider: target.provider, model: target.model });
         }
-        const done = await finish(target, key, started, clean, false, { attempts });
+        const done = await finish(target, key, started, clean, false, { attempts, queuedMs: queued.ms });
         ctx.budget?.addCost?.(done.record.cost_usd ?? null);
         ticket?.(true);
         return done;
       } catch (e) {
         if (ctx.signal?.aborted && DissentError.isInstance(e)) {
           // The request was sent: it is on the record and spends its unit like any other.
-          await finish(target, key, started, undefined, false, { error: "interrupted", kind: "interrupted" }).catch(() => undefined);
+          await finish(target, key, started, undefined, false, { error: "interrupted", kind: "interrupted", queuedMs: queued.ms }).catch(() => undefined);
           ticket?.(true);
           throw e;
         }
@@ -376,7 +417,12 @@ export async function callModel<T = unknown>(
           throw e;
         }
         e.failure.detail = redact(e.failure.detail);
-        const failed = await finish(target, key, started, undefined, false, { attempts: e.attempts, error: e.failure.detail, kind: e.failure.kind });
+        const failed = await finish(target, key, started, undefined, false, {
+          attempts: e.attempts,
+          error: e.failure.detail,
+          kind: e.failure.kind,
+          queuedMs: queued.ms,
+        });
         ticket?.(true);
         failedRecords.push(failed.record);
         lastFailure = { target, error: e, records: failedRecords };
@@ -403,9 +449,7 @@ export async function callModel<T = unknown>(
     ...(error.failure.status !== undefined ? { status: error.failure.status } : {}),
     ...(error.failure.retryAfterMs !== undefined ? { retryAfterMs: error.failure.retryAfterMs } : {}),
   };
-  const thrown = error.failure.kind === "auth" ? new ProviderAuthError(message, failure) : new ProviderError(message, failure);
-  thrown.calls = lastFailure.records;
-  throw thrown;
+  throw error.failure.kind === "auth" ? new ProviderAuthError(message, failure, lastFailure.records) : new ProviderError(message, failure, lastFailure.records);
 }
 
 /** A cache hit spent nothing: 0 when the model has a price, null when its price is unknown. */

@@ -1,6 +1,6 @@
 interface ChunkChoice {
   index?: number;
-  delta?: { content?: string | null; reasoning_content?: string | null; role?: string };
+  delta?: { content?: string | ContentPart[] | null; reasoning_content?: string | null; reasoning?: string | null; role?: string };
   finish_reason?: string | null;
 }
 interface Chunk {
@@ -9,6 +9,29 @@ interface Chunk {
   created?: number;
   choices?: ChunkChoice[];
   usage?: Record<string, unknown> | null;
+}
+
+/** One part of a content list (Mistral's thinking models): text is the answer, thinking is reasoning. */
+interface ContentPart {
+  type?: string;
+  text?: unknown;
+  thinking?: unknown;
+}
+
+/** The text of Mistral's `thinking` field: a list of text chunks (or, leniently, a string). */
+const thinkingText = (t: unknown): string =>
+  typeof t === "string" ? t : Array.isArray(t) ? t.map((c) => (typeof (c as ContentPart)?.text === "string" ? (c as { text: string }).text : "")).join("") : "";
+
+/** A delta's content split into answer and reasoning: a string is all answer; in a list, only `text` parts are. */
+export function deltaParts(content: string | ContentPart[] | null | undefined): { text: string; reasoning: string } {
+  if (typeof content === "string") return { text: content, reasoning: "" };
+  let text = "";
+  let reasoning = "";
+  for (const part of Array.isArray(content) ? content : []) {
+    if (part?.type === "text" && typeof part.text === "string") text += part.text;
+    else if (part?.type === "thinking") reasoning += thinkingText(part.thinking);
+  }
+  return { text, reasoning };
 }
 
 /** The finish reason given to a stream that stopped with neither a finish reason nor `[DONE]`: the call door reads it as `truncated`. */
@@ -43,8 +66,9 @@ export function sseToCompletion(body: string): Record<string, unknown> {
     created = chunk.created ?? created;
     if (chunk.usage) usage = chunk.usage;
     for (const choice of chunk.choices ?? []) {
-      if (choice.delta?.content) content += choice.delta.content;
-      if (choice.delta?.reasoning_content) reasoning += choice.delta.reasoning_content;
+      const parts = deltaParts(choice.delta?.content);
+      content += parts.text;
+      reasoning += parts.reasoning + (choice.delta?.reasoning_content ?? choice.delta?.reasoning ?? "");
       if (choice.finish_reason) finish = choice.finish_reason;
     }
   }

@@ -1,3 +1,6 @@
+import { errorDetail } from "./server-error.js";
+import { codeOf } from "../errors.js";
+
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
   /** connection refused/reset, DNS, a body cut off mid-way: retry, then fall back to the secondary */
@@ -52,7 +55,7 @@ const NETWORK_CODES = new Set([
 
 function networkCode(e: unknown, depth = 0): string | undefined {
   if (!e || typeof e !== "object" || depth > 6) return undefined;
-  const code = (e as { code?: unknown }).code;
+  const code = codeOf(e);
   if (typeof code === "string" && NETWORK_CODES.has(code)) return code;
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }
@@ -85,7 +88,8 @@ export function classify(e: unknown, timedOut: boolean): Classified {
   if (timedOut) return { kind: "timeout", detail: "timed out" };
   const err = (e ?? {}) as ApiCallErrorLike;
   const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
-  const detail = err.message || String(e);
+  // An HTTP error's detail is the server's own text, whatever shape its body has (docs/errors.md).
+  const detail = status !== undefined && status >= 400 ? errorDetail(err.message ?? "", status, err.responseBody) : err.message || String(e);
   // The cause chain first: a connection reset mid-body arrives wrapped with the 200 it started as.
   // An HTTP error answer's own message is the server's text, which may say anything ("terminated"):
   // for one, only its causes can tell of a connection cut off.

@@ -95,8 +95,15 @@ export interface CallContext {
   /** Redacts every secret the config named: replies and errors pass through it before anything sees them. */
   redact?: (text: string) => string;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The clock (milliseconds) latency and queue times are read from; default `performance.now`. */
+  now?: () => number;
   /** Told of each finished call (telemetry spans, live displays). */
   observe?: (call: ObservedCall) => void;
+  /**
+   * Receives the AI SDK's warnings about a call (a parameter the model does not support), one line
+   * each, unless the program set `globalThis.AI_SDK_LOG_WARNINGS` itself. Default: Node process warnings.
+   */
+  warn?: (message: string) => void;
 }
 
 /** A finished call as observers see it. */

@@ -1,6 +1,6 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
-import { LeaseHeld, RunError } from "../errors.js";
+import { codeOf, LeaseHeld, RunError } from "../errors.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 
 /** A lease not renewed for this long has expired and may be taken over (CONTRACT §4 r2). */
@@ -14,7 +14,7 @@ function alive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
+    return codeOf(e) === "EPERM";
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
-import { ConfigError, messageOf, StoreError } from "../errors.js";
+import { codeOf, ConfigError, messageOf, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
 import type { StoreSnapshot } from "./snapshot.js";
@@ -97,7 +97,7 @@ export function describeUrl(url: string): string {
 }
 
 function storeError(e: unknown, where: string): StoreError {
-  const code = String((e as { code?: unknown }).code ?? "");
+  const code = codeOf(e) ?? "";
   const message = messageOf(e);
   if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET"].includes(code)) {
     return new StoreError(`cannot reach PostgreSQL at ${where} (${code}): check that it is running and DISSENT_DATABASE_URL (or store.url_env) points at it`);
@@ -112,7 +112,7 @@ function storeError(e: unknown, where: string): StoreError {
 }
 
 /** An error from pg or the network (not one of ours, not a bug of ours). */
-const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !StoreError.isInstance(e);
+const isDbError = (e: unknown) => codeOf(e) !== undefined && !StoreError.isInstance(e);
 /** pg's connection errors carry no code. */
 const isConnectError = (e: unknown) =>
   e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
 import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
-import { ConfigError, StoreError } from "../errors.js";
+import { codeOf, ConfigError, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import { MIGRATIONS } from "./migrations.js";
 import {
@@ -44,7 +44,7 @@ class Mutex {
 
 /** One line naming the file and what to do, for what SQLite says about it. */
 function storeError(e: unknown, file: string): StoreError {
-  const code = (e as { code?: string }).code ?? "";
+  const code = codeOf(e) ?? "";
   const message = (e as Error).message ?? String(e);
   if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT" || /not a database|malformed/i.test(message)) {
     return new StoreError(`the store ${file} is damaged (${message}): move it aside to start afresh, or restore it from a backup`);
@@ -60,7 +60,7 @@ function storeError(e: unknown, file: string): StoreError {
   return new StoreError(`the store ${file} failed: ${message}`);
 }
 
-const isSqliteError = (e: unknown) => typeof e === "object" && e !== null && /^SQLITE_|^E[A-Z]+$/.test(String((e as { code?: unknown }).code ?? ""));
+const isSqliteError = (e: unknown) => typeof e === "object" && e !== null && /^SQLITE_|^E[A-Z]+$/.test(codeOf(e) ?? "");
 
 function loadDriver(): Promise<typeof BetterSqlite3> {
   return import("better-sqlite3").then(
@@ -130,7 +130,7 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
         try {
           mkdirSync(home, { recursive: true });
         } catch (e) {
-          const code = (e as NodeJS.ErrnoException).code ?? "error";
+          const code = codeOf(e) ?? "error";
           throw new ConfigError(
             `cannot use ${home} as the dissent home (DISSENT_HOME or home:): ${code === "EEXIST" || code === "ENOTDIR" ? "it is not a directory" : code}`,
           );
@@ -272,7 +272,7 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
         out.push({ id: d.name.replace(/\.md$/, ""), text: readFileSync(join(wikiDir, d.name), "utf8") });
       } catch (e) {
         // A dangling symlink, a folder named *.md, no permission: the reader reports it and skips it.
-        out.push({ id: d.name.replace(/\.md$/, ""), text: `${UNREADABLE_WIKI}${(e as NodeJS.ErrnoException).code ?? "error"}` });
+        out.push({ id: d.name.replace(/\.md$/, ""), text: `${UNREADABLE_WIKI}${codeOf(e) ?? "error"}` });
       }
     }
     return out;

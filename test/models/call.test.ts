@@ -364,3 +364,58 @@ describe("callModel: secrets", () => {
     expect(JSON.stringify(events)).not.toContain(secret);
   });
 });
+
+describe("callModel: latency is the request's own time, queue time apart (docs/run.md)", () => {
+  it("a call that waited for a max_concurrency slot records the wait as queue_ms, not latency", async () => {
+    let clock = 1_000;
+    // The model takes 40 ms of the clock; the limiter holds the call 700 ms before it may send.
+    const m = scriptedModel("m1", [
+      () => {
+        clock += 40;
+        return "hi";
+      },
+    ]);
+    const t: ModelTarget = {
+      ...target(m, "primary"),
+      limiter: async (fn) => {
+        clock += 700;
+        return fn();
+      },
+    };
+    const { ctx, events } = harness({ primary: t }, { now: () => clock });
+    const reply = await callModel({ role: "executor" }, REQUEST, ctx);
+    expect(reply.record).toMatchObject({ latency_ms: 40, queue_ms: 700 });
+    expect(events[0]).toMatchObject({ type: "ModelCall", latency_ms: 40, queue_ms: 700 });
+  });
+
+  it("each attempt's wait is added up; without a limiter queue_ms is 0; a cache hit has none", async () => {
+    let clock = 0;
+    const m = scriptedModel("m1", [
+      () => {
+        clock += 10;
+        return apiError(500);
+      },
+      () => {
+        clock += 10;
+        return "ok";
+      },
+    ]);
+    const cache = memoryCache();
+    const limited: ModelTarget = {
+      ...target(m, "primary"),
+      limiter: async (fn) => {
+        clock += 100;
+        return fn();
+      },
+    };
+    const { ctx } = harness({ primary: limited }, { now: () => clock, cache });
+    const reply = await callModel({ role: "executor" }, REQUEST, ctx);
+    expect(reply.record).toMatchObject({ latency_ms: 20, queue_ms: 200 });
+
+    const free = harness({ primary: target(scriptedModel("m2", ["ok"]), "primary") }, { now: () => clock });
+    expect((await callModel({ role: "executor" }, REQUEST, free.ctx)).record.queue_ms).toBe(0);
+    const hit = await callModel({ role: "executor" }, REQUEST, ctx);
+    expect(hit.record.cached).toBe(true);
+    expect(hit.record.queue_ms).toBeUndefined();
+  });
+});

@@ -181,3 +181,36 @@ describe("stripThink (CONTRACT §2 r2: reasoning is never an answer)", () => {
     expect(stripThink(text)).toBe(text);
   });
 });
+
+describe("tolerant JSON: repair by jsonrepair, never part of the data (docs/run.md)", () => {
+  it("an outer object that never closed is read whole, never as the inner object it holds", () => {
+    expect(jsonValues('{"a":{"b":2}')).toEqual([{ a: { b: 2 } }]);
+    expect(jsonValues('Here it is: {"verdict": "pass", "concerns": [{"evidence": "x"}]')).toEqual([{ verdict: "pass", concerns: [{ evidence: "x" }] }]);
+    expect(jsonValues('{"a":{"b":2}\n\nHope this helps.')).toEqual([{ a: { b: 2 } }]);
+  });
+
+  it("repairs what models write: unquoted keys, single and curly quotes, Python literals, comments, missing commas", () => {
+    expect(parsed("{verdict: 'pass', concerns: []}")).toEqual(PASS);
+    expect(parsed("{\u201cverdict\u201d: \u201cpass\u201d}")).toEqual(PASS);
+    expect(jsonValues('```json\n{"ok": True, "none": None} // done\n```')).toEqual([{ ok: true, none: null }]);
+    expect(jsonValues('{"a": 1 "b": 2}')).toEqual([{ a: 1, b: 2 }]);
+  });
+
+  it("a bracketed word in prose is no array: a findings object followed by '[RFC 7231]' keeps its findings", () => {
+    const reply = '{"findings": [{"severity": "HIGH", "concern": "No retry"}]}\n\nSee [RFC 7231] for details.';
+    expect(parseStructured(reply, readFindingsReply, { arrays: true })).toMatchObject({ ok: true, value: { findings: [{ concern: "No retry" }] } });
+  });
+
+  it("a producer's whole-object reply with raw newlines beyond jsonrepair's bound is still read (one linear pass)", () => {
+    const artifact = `# Plan\n\n${"We add retries with backoff.\n".repeat(2000)}`;
+    const raw = `{"artifact": "${artifact}", "addressed": []}`;
+    expect(raw.length).toBeGreaterThan(32 * 1024);
+    expect(jsonValues(raw)).toEqual([{ artifact, addressed: [] }]);
+  });
+
+  it("a reply cut by the 2 MiB bound says so", () => {
+    const r = parseStructured(`${JSON.stringify(PASS)}\n${"x".repeat(3 * 1024 * 1024)}`, readAuditReply);
+    expect(r).toMatchObject({ ok: false, reason: "unparseable" });
+    if (!r.ok) expect(r.error).toBe("reply holds no JSON object in its last 2 MiB (the reply has 3.0 MiB; only its end is read)");
+  });
+});

@@ -1,5 +1,5 @@
 import type { Llama } from "node-llama-cpp";
-import { ConfigError } from "../../errors.js";
+import { codeOf, ConfigError } from "../../errors.js";
 
 /** The node-llama-cpp module: an optional dependency, imported only when a llama-cpp model is loaded. */
 export type NodeLlamaCpp = typeof import("node-llama-cpp");
@@ -34,7 +34,7 @@ let imported: Promise<NodeLlamaCpp> | undefined;
 export function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
   imported ??= import("node-llama-cpp").catch((e: unknown) => {
     imported = undefined;
-    const code = (e as { code?: unknown }).code;
+    const code = codeOf(e);
     if (code === "ERR_MODULE_NOT_FOUND") {
       throw new ConfigError(
         "provider type llama-cpp needs node-llama-cpp, which is not installed: run `npm install node-llama-cpp` (an optional dependency of dissent)",

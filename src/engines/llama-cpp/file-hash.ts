@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { codeOf } from "../../errors.js";
 import { closeSync, createReadStream, mkdirSync, openSync, readFileSync, readSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
@@ -90,7 +91,7 @@ export class ModelHashes {
       text = readFileSync(this.sidecar, "utf8");
     } catch (e) {
       // Missing or unreadable: hashes are recomputed, nothing is lost but time.
-      if (["ENOENT", "EACCES", "EPERM", "EISDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) return {};
+      if (["ENOENT", "EACCES", "EPERM", "EISDIR"].includes(codeOf(e) ?? "")) return {};
       throw e;
     }
     try {
@@ -121,7 +122,7 @@ export class ModelHashes {
       renameSync(tmp, this.sidecar);
     } catch (e) {
       // A read-only models_dir: the hash is remembered for this process only, and recomputed next time.
-      if (!["EACCES", "EPERM", "EROFS", "ENOSPC"].includes((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      if (!["EACCES", "EPERM", "EROFS", "ENOSPC"].includes(codeOf(e) ?? "")) throw e;
     }
   }
 }

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { ConfigError } from "../../errors.js";
+import { codeOf, ConfigError } from "../../errors.js";
 
 /** Is this file a GGUF model (its first four bytes)? */
 export function hasGgufMagic(path: string): boolean {
@@ -22,7 +22,7 @@ export function modelFileProblem(path: string, where: string): ConfigError | und
   try {
     isFile = statSync(path).isFile();
   } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = codeOf(e);
     if (code === "ENOENT" || code === "ENOTDIR")
       return new ConfigError(`model file not found: ${path} (${where}.model): check the path, or name an hf: model to download`, { cause: e });
     return new ConfigError(`model file ${path} cannot be read (${code ?? "error"}): check its permissions`, { cause: e });
@@ -32,7 +32,7 @@ export function modelFileProblem(path: string, where: string): ConfigError | und
     if (!hasGgufMagic(path))
       return new ConfigError(`model file ${path} is not a GGUF file: point ${where}.model at a .gguf model (or delete it so an hf: model is downloaded again)`);
   } catch (e) {
-    return new ConfigError(`model file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? "error"}): check its permissions`, { cause: e });
+    return new ConfigError(`model file ${path} cannot be read (${codeOf(e) ?? "error"}): check its permissions`, { cause: e });
   }
   return undefined;
 }

@@ -1,0 +1,46 @@
+import { closest } from "fastest-levenshtein";
+import { PIPELINE_ROLES } from "../pipeline/stages.js";
+
+/**
+ * Roles are data (docs/configuration.md "Roles"): the set a route may name is built from the tables
+ * that call them, so a misspelt route (`challanger:`) is an error naming the nearest role instead of
+ * a route that silently never applies. A feature that adds roles adds its table to ROLE_TABLES.
+ */
+
+/** The audit gate's roles (ADR-009): the executor drafts and revises, the challenger audits. */
+export const GATE_ROLES = ["executor", "challenger"] as const;
+
+/** `dissent eval`'s own role: the judge of checklist coverage. */
+export const EVAL_ROLES = ["eval.judge"] as const;
+
+/** Every table of roles: the gate's, the pipeline's stage table (producers, critics, gate, reviewer), eval's. */
+export const ROLE_TABLES: readonly (readonly string[])[] = [GATE_ROLES, PIPELINE_ROLES, EVAL_ROLES];
+
+/** Every role dissent calls a model for. */
+export const KNOWN_ROLES: ReadonlySet<string> = new Set(ROLE_TABLES.flat());
+
+/** What a route may be named: a role, a dotted prefix of one (`plan` covers `plan.builder`), or `default`. */
+export const ROUTE_NAMES: ReadonlySet<string> = new Set([
+  "default",
+  ...[...KNOWN_ROLES].flatMap((role) => role.split(".").map((_, i, parts) => parts.slice(0, i + 1).join("."))),
+]);
+
+/** The route name nearest to a misspelt one (by edit distance, case ignored). */
+export function nearestRouteName(name: string): string {
+  const names = [...ROUTE_NAMES].sort();
+  const lower = closest(
+    name.toLowerCase(),
+    names.map((n) => n.toLowerCase()),
+  );
+  return names.find((n) => n.toLowerCase() === lower) ?? names[0] ?? "default";
+}
+
+/** The first route name in `routes` that names no role, with the nearest one that does. */
+export function unknownRoute(routes: Record<string, unknown> | undefined): { name: string; nearest: string } | undefined {
+  for (const name of Object.keys(routes ?? {})) if (!ROUTE_NAMES.has(name)) return { name, nearest: nearestRouteName(name) };
+  return undefined;
+}
+
+/** The message for a route that names no role. */
+export const unknownRouteMessage = (u: { name: string; nearest: string }): string =>
+  `routes.${u.name} names no role: did you mean '${u.nearest}'? (the roles are listed in docs/configuration.md)`;
