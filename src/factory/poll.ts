@@ -50,7 +50,13 @@ export async function poll(deps: PollDeps): Promise<PollResult> {
       now(),
     );
     if (ready.ready) due.push(round);
-    else if (ready.why === "gave_up") {
+    else if (ready.why === "ceiling") {
+      gaveUp.push(round);
+      if (!deps.reported.has(roundKey(round))) {
+        deps.reported.add(roundKey(round));
+        deps.line({ event: "ceiling", issue: issue.id, cycle, setting: ready.setting, error: ready.lastError ?? `${ready.setting} reached` });
+      }
+    } else if (ready.why === "gave_up") {
       gaveUp.push(round);
       if (!deps.reported.has(roundKey(round))) {
         deps.reported.add(roundKey(round));

@@ -31,6 +31,8 @@ export function cycleToPlan(labels: readonly string[], row: PlanRow | undefined)
 /** What the factory knows of a round's earlier attempts: the IssuePlanFailed events of that cycle. */
 export interface Attempts {
   failed: number;
+  /** The setting whose ceiling a failure of this cycle reached: no attempt helps until it is raised. */
+  ceiling: string | null;
   /** When the last failure asked to be tried again (null: it was the last allowed). */
   retryAt: string | null;
   lastError: string | null;
@@ -40,16 +42,19 @@ export interface Attempts {
 export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycle: number): Attempts {
   const mine = failures.filter((f) => f.cycle === cycle);
   const last = mine.at(-1);
-  return { failed: mine.length, retryAt: last?.retry_at ?? null, lastError: last?.error ?? null };
+  const ceiling = mine.find((f) => f.ceiling)?.ceiling ?? null;
+  return { failed: mine.length, ceiling, retryAt: last?.retry_at ?? null, lastError: last?.error ?? null };
 }
 
 /** Whether a round may be attempted now. */
 export type Readiness =
   | { ready: true; attempt: number }
   | { ready: false; why: "backoff"; retryAt: string }
-  | { ready: false; why: "gave_up"; failed: number; lastError: string | null };
+  | { ready: false; why: "gave_up"; failed: number; lastError: string | null }
+  | { ready: false; why: "ceiling"; setting: string; lastError: string | null };
 
 export function readiness(a: Attempts, maxAttempts: number, now: number): Readiness {
+  if (a.ceiling !== null) return { ready: false, why: "ceiling", setting: a.ceiling, lastError: a.lastError };
   if (a.failed >= maxAttempts) return { ready: false, why: "gave_up", failed: a.failed, lastError: a.lastError };
   if (a.failed > 0 && a.retryAt !== null && Date.parse(a.retryAt) > now) return { ready: false, why: "backoff", retryAt: a.retryAt };
   return { ready: true, attempt: a.failed + 1 };
