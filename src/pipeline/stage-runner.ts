@@ -138,7 +138,8 @@ export function producerFaults(
  */
 export async function runStage(stage: PipelineStage, state: AdversarialState, deps: StageDeps): Promise<StageOutcomeResult> {
   const { issueId } = deps;
-  const due = state.pending_concerns.filter((c) => c.must_address_by === stage.phase);
+  // In id order, not in the order the fold met them: a replan shows the same concerns in the same bytes.
+  const due = state.pending_concerns.filter((c) => c.must_address_by === stage.phase).sort((a, b) => ascending(a.id, b.id));
   // The criteria writer writes nothing the plan does not build: plan-level concerns go on to the reviewer.
   const given = stage.answersPending ? due : [];
   const criteriaStage = stage.artifact === "acceptance_criteria";
@@ -150,7 +151,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const slots = new Map<string, NewEvent[]>();
   const sinkFor = (slot: string) => (e: NewEvent) => void slots.set(slot, [...(slots.get(slot) ?? []), e]);
   const flush = async () => {
-    const order = [...stage.critics, ...[...slots.keys()].filter((k) => k.startsWith(`${VERIFIER_ROLE}#`)).sort(bySlot)];
+    const order = [...stage.critics, ...[...slots.keys()].filter((k) => k.startsWith(`${VERIFIER_ROLE}#`)).sort(ascending)];
     const events = order.flatMap((slot) => slots.get(slot) ?? []);
     slots.clear();
     if (events.length) await deps.append(events);
@@ -301,4 +302,4 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   return { stageRun: result.stageRun, artifact: content };
 }
 
-const bySlot = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+const ascending = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

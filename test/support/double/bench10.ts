@@ -112,6 +112,21 @@ const list: BenchIssue[] = [
         ],
       },
       {
+        // One persona's lone HIGH about a real defect (the verifier confirms it; the shape is revised).
+        id: "DEL-SHAPE-2",
+        stage: "shape",
+        line: "Run the whole deletion inside the web request that clicks Delete.",
+        fix: "Queue the deletion as a background job that retries, and show the user that it is under way.",
+        lanes: ["shape.tech_lead"],
+        severity: "HIGH",
+        category: "architecture",
+        wordings: [
+          "Deleting every record inside one web request will time out for large accounts and leave them half deleted.",
+          "A synchronous deletion in the request cannot finish for big accounts and has no way to resume.",
+          "The deletion needs a background job: inside the request it times out and leaves partial data behind.",
+        ],
+      },
+      {
         id: "DEL-PLAN-1",
         stage: "plan",
         line: "Delete the account as soon as the user clicks **Delete** in settings.",
@@ -241,8 +256,9 @@ const list: BenchIssue[] = [
         stage: "plan",
         line: "Fetch whatever URL the user pastes from our servers.",
         fix: "Accept only docs.google.com spreadsheet links, and fetch them through the Sheets API with the user's OAuth token.",
+        // A real hole only one persona sees: a lone HIGH the verifier confirms (the real model's 0107 pattern).
         lanes: ["plan.risk_skeptic"],
-        severity: "MEDIUM",
+        severity: "HIGH",
         category: "security",
         wordings: [
           "Fetching arbitrary pasted URLs server-side opens a server-side request forgery hole.",
@@ -304,6 +320,22 @@ const list: BenchIssue[] = [
           "Most users cannot read a UTC time at a glance to spot a strange login.",
           "Times in UTC make it hard for users to recognise their own logins.",
           "A UTC timestamp defeats the purpose: users compare it with their local clock.",
+        ],
+      },
+      {
+        // A lone HIGH that is a nitpick: the verifier refutes it and it stays advice (MEDIUM, raised HIGH).
+        id: "LL-PLAN-2",
+        stage: "plan",
+        line: "Label the field Last login.",
+        fix: "Label the field Last sign-in.",
+        lanes: ["plan.builder"],
+        severity: "HIGH",
+        category: "convention",
+        nitpick: true,
+        wordings: [
+          "The label should say 'Last sign-in' to match the wording used elsewhere in the product.",
+          "'Last login' clashes with the product's 'sign-in' wording.",
+          "Use 'sign-in', not 'login', in the field label.",
         ],
       },
       {
