@@ -108,8 +108,8 @@ export const IssuePlanFailed = z.object({
   attempt: z.number().int(),
   error: z.string(),
   retry_at: z.string().nullable(),
-  /** The setting whose ceiling the issue reached (budget.max_calls_per_issue, …): never retried until it is raised. */
-  ceiling: z.string().optional(),
+  /** The ceiling of the issue's life it reached (budget.max_calls_per_issue, …) and its value then: not retried until it is raised. */
+  ceiling: z.object({ setting: z.string(), max: z.number() }).optional(),
 });
 
 export const ConcernAddressed = z.object({

@@ -20,7 +20,7 @@ export interface PollDeps {
   store: Store;
   tracker: Tracker;
   queue: WorkQueue;
-  settings: Pick<FactorySettings, "maxAttempts">;
+  settings: Pick<FactorySettings, "maxAttempts" | "limits">;
   line: (l: FactoryLine) => void;
   /** Rounds already reported as given up (each is reported once per process). */
   reported: Set<string>;
@@ -45,6 +45,7 @@ export async function poll(deps: PollDeps): Promise<PollResult> {
       attemptsOf(
         failures.filter((f) => f.issue_id === issue.id),
         cycle,
+        { fromCycle: rows.get(issue.id)?.cycle ?? 0, limits: deps.settings.limits },
       ),
       deps.settings.maxAttempts,
       now(),

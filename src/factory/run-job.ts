@@ -91,8 +91,9 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
           // Past a ceiling of the issue's life: recorded once, never retried until the setting is raised.
           const error = messageOf(e).split("\n")[0] ?? "";
           const setting = BudgetExceeded.isInstance(e) ? (e.setting ?? "budget") : "budget";
+          const max = BudgetExceeded.isInstance(e) ? e.max : 0;
           await job.finish((tx) =>
-            tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: null, ceiling: setting }]),
+            tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: null, ceiling: { setting, max } }]),
           );
           deps.reported?.add(roundKey({ issueId: job.issueId, cycle: job.cycle }));
           line({ event: "ceiling", ...round, setting, error });
@@ -125,10 +126,12 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
   try {
     // Under the lease, with fresh data: a round queued from a poll now out of date is not planned
     // again (an issue another worker just planned reads as planned here, never as new).
-    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle), settings.maxAttempts, now());
+    const row = await store.plan(job.issueId);
+    const ceilings = { fromCycle: row?.cycle ?? 0, limits: settings.limits };
+    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle, ceilings), settings.maxAttempts, now());
     if (ready.ready) attempt = ready.attempt; // (a failure from here on is this attempt's)
     const issue = await tracker.get(job.issueId);
-    const cycle = cycleToPlan(issue.labels, await store.plan(issue.id));
+    const cycle = cycleToPlan(issue.labels, row);
     if (cycle !== job.cycle || !ready.ready) {
       await job.finish();
       return { kind: "skipped" };

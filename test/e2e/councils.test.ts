@@ -14,6 +14,7 @@ import { rolesConfig } from "../support/roles-config.js";
 vi.setConfig({ testTimeout: 240_000 });
 
 interface Concern extends ConcernJson {
+  phase: string;
   severity_change?: string;
   second_opinion?: { verdict: string; reason: string; by: string };
   known_gap?: string;
