@@ -26,7 +26,9 @@ const findingsOf = (c: RecordedCall): Finding[] => {
 function round1(phase: "discover" | "shape" | "plan") {
   const stage = STAGES.find((s) => s.phase === phase);
   if (!stage) throw new Error(phase);
-  const calls = stage.critics.map((role) => run.find((c) => c.role === role && c.blocks.some((b) => b.kind === "under_review" && b.name === stage.artifact)) as RecordedCall);
+  const calls = stage.critics.map(
+    (role) => run.find((c) => c.role === role && c.blocks.some((b) => b.kind === "under_review" && b.name === stage.artifact)) as RecordedCall,
+  );
   const artifact = underReview(calls[0] as RecordedCall);
   for (const c of calls) expect(underReview(c), c.n).toBe(artifact); // every critic reviewed the same draft
   const votes: Vote[] = calls.map((c) => ({ role: c.role, findings: findingsOf(c) }));
@@ -61,7 +63,13 @@ describe("the recorded run of next-auth #4625", () => {
       "plan_reviewer",
     ];
     expect(run.map((c) => c.role).sort()).toEqual(expected.sort());
-    expect(run.filter((c) => PRODUCERS.has(c.role)).map((c) => c.role)).toEqual(["discover.brief", "shape.writer", "planner", "spec.ac_generator", "spec.ac_generator"]);
+    expect(run.filter((c) => PRODUCERS.has(c.role)).map((c) => c.role)).toEqual([
+      "discover.brief",
+      "shape.writer",
+      "planner",
+      "spec.ac_generator",
+      "spec.ac_generator",
+    ]);
   });
 
   it("every critic, judge and reviewer reply parses as findings, and every CRITICAL or HIGH it raised quotes the artifact it reviewed", () => {
@@ -69,7 +77,8 @@ describe("the recorded run of next-auth #4625", () => {
     expect(council).toHaveLength(15);
     for (const c of council) {
       const findings = findingsOf(c);
-      const reviewed = c.role === "plan_reviewer" ? `${underReview(c)}\n\n${c.blocks.find((b) => b.name === "acceptance_criteria")?.text ?? ""}` : underReview(c);
+      const reviewed =
+        c.role === "plan_reviewer" ? `${underReview(c)}\n\n${c.blocks.find((b) => b.name === "acceptance_criteria")?.text ?? ""}` : underReview(c);
       for (const f of findings.filter((x) => x.severity === "HIGH" || x.severity === "CRITICAL")) {
         expect(ground(groundingText(reviewed), f.evidence ?? "").grounded, `${c.n} ${c.role}: ${f.evidence}`).toBe(true);
       }

@@ -18,7 +18,8 @@ afterEach(async () => {
   for (const c of open.splice(0)) await c.close();
 });
 
-const firstMessage = (r: ChatRequest) => (typeof r.body.messages.find((m) => m.role === "user")?.content === "string" ? String(r.body.messages.find((m) => m.role === "user")?.content) : "");
+const firstMessage = (r: ChatRequest) =>
+  typeof r.body.messages.find((m) => m.role === "user")?.content === "string" ? String(r.body.messages.find((m) => m.role === "user")?.content) : "";
 const kinds = (r: ChatRequest) => readDataBlocks(firstMessage(r)).map((b) => b.kind);
 
 describe("project context from the config", () => {
@@ -78,11 +79,19 @@ describe("project context from the config", () => {
 describe("project context from the GitHub tracker", () => {
   const TOKEN = "ghp_testTOKEN1234567890";
   async function github(extra = "") {
-    const gh: GithubDouble = await startGithubDouble({ token: TOKEN, owner: "expressjs", repo: "cookie-session", description: "Simple cookie-based session middleware" });
+    const gh: GithubDouble = await startGithubDouble({
+      token: TOKEN,
+      owner: "expressjs",
+      repo: "cookie-session",
+      description: "Simple cookie-based session middleware",
+    });
     gh.addIssue({ number: 169, title: "Encrypt cookies", body: "Allow encrypting the session cookie." });
     const models: FakeOpenAI = await startOpenAIServer((req) => ({ content: agreeableReply(req.body.model) }));
     const dir = scratch();
-    dir.write("dissent.config.yaml", rolesConfig(models.url, [`tracker: { type: github, repo: "expressjs/cookie-session", base_url: "${gh.url}" }`, extra].join("\n")));
+    dir.write(
+      "dissent.config.yaml",
+      rolesConfig(models.url, [`tracker: { type: github, repo: "expressjs/cookie-session", base_url: "${gh.url}" }`, extra].join("\n")),
+    );
     open.push({ close: async () => (await models.close(), await gh.close(), dir.cleanup()) });
     const r = await dissent(["issue", "plan", "169", "--json"], {
       cwd: dir.dir,

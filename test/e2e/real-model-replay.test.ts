@@ -64,7 +64,9 @@ describe("the real model's replies for next-auth #4625, replayed by role and rou
     // What the real model did that r2 let pass in silence: the shape writer answered a concern with no Decisions
     // section, and the criteria writer answered a plan-level concern it is no longer given (a stranger's id).
     expect(result.stderr).toContain('dissent: warning: shape.writer answered 1 concern in shape_council round 1 with no "## Decisions" section');
-    expect(result.stderr).toMatch(/dissent: warning: spec\.ac_generator named concern ids it was not given in spec_judge round 1 \(PLAN-TESTER-\d{3}\): ignored/);
+    expect(result.stderr).toMatch(
+      /dissent: warning: spec\.ac_generator named concern ids it was not given in spec_judge round 1 \(PLAN-TESTER-\d{3}\): ignored/,
+    );
     expect(outcome("shape")?.producer_warnings).toBe(2);
     expect(outcome("plan")?.producer_warnings).toBe(0); // the planner's ids are the ones it was given: stable, as in the recording
     // Four second opinions, two questions: round 2 asked the same of the same draft, answered from the cache.

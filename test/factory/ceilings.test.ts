@@ -46,7 +46,9 @@ describe("dissent factory and the ceilings of an issue's life", () => {
     const again = await w.run(["factory", "--once"]);
     expect(again.code).toBe(1);
     expect(again.stdout.trim().split("\n")).toEqual([
-      expect.stringMatching(new RegExp(`#${id} not planned: .*budget\\.max_cycles_per_issue \\(1\\).* · not retried until budget\\.max_cycles_per_issue is raised$`)),
+      expect.stringMatching(
+        new RegExp(`#${id} not planned: .*budget\\.max_cycles_per_issue \\(1\\).* · not retried until budget\\.max_cycles_per_issue is raised$`),
+      ),
     ]);
     expect((await w.events(id)).filter((e) => e.type === "IssuePlanFailed")).toHaveLength(1);
     expect(w.server.requests.length).toBe(before);
@@ -54,8 +56,12 @@ describe("dissent factory and the ceilings of an issue's life", () => {
 
   it("past budget.max_calls_per_issue over its cycles: the replan that cannot finish is recorded once and not retried", async () => {
     // The first cycle (19 calls) ends needs_replan: the reviewer rejects the plan once.
-    const reject = JSON.stringify({ findings: [{ evidence: "Artifact written by planner", severity: "HIGH", dimension: "correctness", concern: "Retries duplicate uploads" }] });
-    w = await factoryWorld((model, n) => (model === "plan_reviewer" && n === 0 ? { content: reject } : undefined), { extra: "budget: { max_calls_per_issue: 20 }" });
+    const reject = JSON.stringify({
+      findings: [{ evidence: "Artifact written by planner", severity: "HIGH", dimension: "correctness", concern: "Retries duplicate uploads" }],
+    });
+    w = await factoryWorld((model, n) => (model === "plan_reviewer" && n === 0 ? { content: reject } : undefined), {
+      extra: "budget: { max_calls_per_issue: 20 }",
+    });
     // Sent back, the replan's planner has the reviewer's finding: new requests, more calls than the one left.
     const id = await sentBack(w, "dissent-plan");
     const r = await w.run(["factory", "--once", "--json"]);
@@ -65,7 +71,11 @@ describe("dissent factory and the ceilings of an issue's life", () => {
     const network = (await w.events(id)).filter((e) => e.type === "ModelCall" && e.cached === false);
     expect(network.length).toBeLessThanOrEqual(20);
     const again = await w.run(["factory", "--once", "--json"]);
-    expect(factoryLines(again.stdout).filter((l) => l.issue === id).map((l) => l.event)).toEqual(["ceiling"]);
+    expect(
+      factoryLines(again.stdout)
+        .filter((l) => l.issue === id)
+        .map((l) => l.event),
+    ).toEqual(["ceiling"]);
     expect((await w.events(id)).filter((e) => e.type === "IssuePlanFailed")).toHaveLength(1);
   });
 });
