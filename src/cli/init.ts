@@ -103,7 +103,7 @@ export function renderInitConfig(found: Found): string {
       ? ["# models_dir: ~/.cache/dissent/models", "# offline: false             # true (or DISSENT_OFFLINE=1): never download; place the files yourself"]
       : []),
     '# policies: ["No medical dosing advice."]   # text, or a path to a .md/.txt file',
-    "# budget: { max_calls_per_issue: 30 }",
+    "# budget: { max_calls_per_issue: 60, max_cycles_per_issue: 3 }   # over an issue's whole life (docs/configuration.md)",
     "",
   ].join("\n");
 }

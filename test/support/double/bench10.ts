@@ -274,6 +274,21 @@ const list: BenchIssue[] = [
     kind: "critical-in-plan",
     defects: [
       {
+        // Discovery's advice, settled by the shape writer: a concern whose id a replan must not renumber.
+        id: "WH-DISC-1",
+        stage: "discover",
+        line: "Duplicates happen sometimes.",
+        fix: "About 0.5% of events are delivered twice, mostly in the minutes after a deploy.",
+        lanes: ["discovery.problem_sharpener"],
+        severity: "MEDIUM",
+        category: "problem",
+        wordings: [
+          "'Sometimes' gives no rate, so nobody can tell when the duplicates are fixed.",
+          "The brief never says how often duplicates happen or when.",
+          "How many deliveries are duplicated, and when, is not stated.",
+        ],
+      },
+      {
         id: "WH-PLAN-1",
         stage: "plan",
         line: "Deduplicate deliveries with a set of sent event ids kept in process memory.",
@@ -292,7 +307,8 @@ const list: BenchIssue[] = [
         stage: "plan",
         line: "Assume the duplicates come from the retry worker.",
         fix: "Reproduce the duplicates first: replay a deploy in staging while sending 10,000 events, and count deliveries per event id.",
-        lanes: ["plan.tester", "plan_reviewer"],
+        // Only the final reviewer sees it, as on the real model: the cycle ends needs_replan and is replanned.
+        lanes: ["plan_reviewer"],
         severity: "HIGH",
         category: "reproduction",
         wordings: [
