@@ -141,6 +141,56 @@ function summarise(issues) {
   };
 }
 
+/**
+ * next-auth #4625 planned with the real model's recorded replies (test/fixtures/real-model), matched
+ * by role and round; the verifier (not in the recording) confirms a finding it can quote. Which
+ * council stages block, and the status the issue ends with.
+ */
+async function replayRealModel(bin, roles, support, label) {
+  const { recordedRun, repliesByRole } = await import(pathToFileURL(join(support, "test", "support", "real-model.js")).href);
+  const { startOpenAIServer } = await import(pathToFileURL(join(ROOT, "dist", "testing", "openai-server.js")).href);
+  const { readDataBlocks } = await import(pathToFileURL(join(ROOT, "dist", "prompting", "data-block.js")).href);
+  const run = recordedRun();
+  const replies = repliesByRole(run);
+  const counts = new Map();
+  const server = await startOpenAIServer((req) => {
+    const model = req.body.model;
+    const n = counts.get(model) ?? 0;
+    counts.set(model, n + 1);
+    if (model === "verifier") {
+      const finding = JSON.parse(readDataBlocks(req.body.messages.map((m) => m.content).join("\n")).find((b) => b.kind === "finding")?.text ?? "{}");
+      return { content: JSON.stringify({ evidence: finding.evidence ?? "", reason: "The quoted line does what the finding says.", verdict: "confirm" }) };
+    }
+    const recorded = replies.get(model) ?? [JSON.stringify({ findings: [] })];
+    return { content: recorded[Math.min(n, recorded.length - 1)] };
+  });
+  const dir = mkdtempSync(join(tmpdir(), `dissent-councils-replay-${label}-`));
+  const home = join(dir, "home");
+  try {
+    writeFileSync(join(dir, "dissent.config.yaml"), config(server.url, roles));
+    const issue = run[0].blocks.find((b) => b.kind === "issue").text;
+    const [heading, ...body] = issue.split("\n");
+    const created = await runCli(
+      bin,
+      ["issue", "new", "--title", heading.replace(/^#\s*/, ""), "--body", body.join("\n").trim(), "--label", "dissent-load-bearing"],
+      dir,
+      home,
+    );
+    const r = await runCli(bin, ["issue", "plan", created.stdout.trim(), "--json"], dir, home);
+    const out = JSON.parse(r.stdout);
+    const councils = out.stages.filter((s) => COUNCILS.has(s.phase));
+    return {
+      status: out.status,
+      calls: out.calls,
+      council_stages_blocking: `${councils.filter(blocked).length} of ${councils.length}`,
+      blocking_stages: councils.filter(blocked).map((s) => s.phase),
+    };
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** Runs the comparison; returns {before, after} summaries. */
 export async function benchCouncils({ log = console.log } = {}) {
   const support = buildSupport();
@@ -160,6 +210,7 @@ export async function benchCouncils({ log = console.log } = {}) {
       } finally {
         await double.close();
       }
+      result[label].real_model_next_auth_4625 = await replayRealModel(bin, roles, support, label);
       log(`councils ${label}: ${JSON.stringify(result[label])}`);
     }
   } finally {
@@ -187,4 +238,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   ];
   console.log(`\nmeasure${" ".repeat(38)}before   after`);
   for (const [label, key] of rows) console.log(`${label.padEnd(45)}${String(r.before[key]).padEnd(9)}${r.after[key]}`);
+  const real = (x) => `${x.real_model_next_auth_4625.council_stages_blocking} (${x.real_model_next_auth_4625.status})`;
+  console.log(`${"next-auth #4625, real replies: councils block".padEnd(45)}${real(r.before).padEnd(9)} ${real(r.after)}`);
 }

@@ -1,7 +1,7 @@
 import { AdversarialRetryLoop, type Critic, type CostedProducer, type RoundProgress, type Usage, type Verifier } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { CallRecord } from "../contracts/audit.js";
-import type { AddressedItem, AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
+import type { AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallMeta, ModelReply } from "../models/call.js";
@@ -9,6 +9,7 @@ import type { Parsed } from "../models/json.js";
 import { roundUsd } from "../models/pricing.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
+import { producerFaults } from "./producer-faults.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import {
   criticRequest,
@@ -109,28 +110,6 @@ export interface StageOutcomeResult {
 
 type Artifact = string | string[];
 const render = (a: Artifact) => (Array.isArray(a) ? renderCriteria(a) : a);
-const DECISIONS = /^#{1,6}\s*Decisions\b/im;
-
-/**
- * What is wrong with a producer's reply that the loop should warn about (docs/issue.md): concern ids
- * it was never given, and — for a markdown artifact answering concerns — no `## Decisions` section.
- */
-export function producerFaults(
-  role: string,
-  where: string,
-  reply: { artifact: Artifact; addressed: readonly AddressedItem[] },
-  given: readonly Concern[],
-): string[] {
-  const out: string[] = [];
-  const known = new Set(given.map((c) => c.id));
-  const unknown = [...new Set(reply.addressed.map((a) => a.concern_id).filter((id) => !known.has(id)))];
-  if (unknown.length) out.push(`${role} named concern ids it was not given in ${where} (${unknown.join(", ")}): ignored`);
-  if (given.length && typeof reply.artifact === "string" && !DECISIONS.test(reply.artifact)) {
-    out.push(`${role} answered ${given.length} concern${given.length === 1 ? "" : "s"} in ${where} with no "## Decisions" section`);
-  }
-  return out;
-}
-
 /**
  * Runs one stage of the table: the producer, its council and (in councils of two or more) the
  * verifier in one AdversarialRetryLoop, then commits the artifact and the stage's events in one
@@ -146,8 +125,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const cost: CostOf = deps.costOf ?? (async () => 1);
 
   // Critics and second opinions answer in parallel, in whatever order; their ModelCall events are
-  // appended in council order, then in the order of the concerns verified, once the round is over,
-  // so identical inputs give identical event logs.
+  // appended in council order, then in the order of the verified concerns' ids, once the round is
+  // over, so identical inputs give identical event logs.
   const slots = new Map<string, NewEvent[]>();
   const sinkFor = (slot: string) => (e: NewEvent) => void slots.set(slot, [...(slots.get(slot) ?? []), e]);
   const flush = async () => {
@@ -231,7 +210,6 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   }));
 
   // The second opinion on a lone HIGH: in councils of two or more (the one-critic spec stage blocks on its judge alone).
-  const verifying = new Map<string, number>(); // concern id → its slot in this round, for the event order
   const verifierCall = (artifact: Artifact, concern: Concern, round: number) => ({
     meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
     request: verifierRequest(VERIFIER_ROLE, deps.context(), stage.criticInputs, { name: stage.artifact, text: render(artifact) }, concern),
@@ -246,8 +224,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
           },
           check: async (artifact, concern, round) => {
             const { meta, request } = verifierCall(artifact, concern, round);
-            if (!verifying.has(`${round}:${concern.id}`)) verifying.set(`${round}:${concern.id}`, verifying.size);
-            const slot = `${VERIFIER_ROLE}#${String(verifying.get(`${round}:${concern.id}`)).padStart(4, "0")}`;
+            const slot = `${VERIFIER_ROLE}#${concern.id}`; // flushed in concern-id order, after the critics
             const finding = JSON.stringify({ concern: concern.concern, evidence: concern.evidence });
             const reply = await call(meta, request, (answer) => parseVerdict(answer, [render(artifact), finding, ...contextTexts()]), sinkFor(slot));
             const parsed = reply.parsed;
@@ -276,11 +253,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       textOf: render,
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
-      onProgress: (p) => {
-        // A new round's second opinions are numbered afresh; the order of events still follows the round.
-        if (p.step === "producing") verifying.clear();
-        deps.onProgress?.(p);
-      },
+      ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
     });
   } catch (e) {
     deps.cycle.rewindIds(); // the stage will be run again whole: its ids are handed out again, identically

@@ -604,4 +604,30 @@ describe("determinism of the event log", () => {
       "discovery.cheapest_test_advocate",
     ]);
   });
+
+  it("second opinions' ModelCall events land after the critics', in the order of the verified concerns' ids, however the replies race", async () => {
+    const run = async (slowFirst: boolean) => {
+      const w = await scriptedWorld(async (c) => {
+        if (c.role === "shape.writer") return "# Shape\n\nStore the sessions in Redis.\n\nDeploy it on a Friday evening.";
+        if (c.role === "shape.challenger")
+          return findings({ evidence: "Store the sessions in Redis.", severity: "HIGH", concern: "The shape has no rollback", category: "risk" });
+        if (c.role === "shape.product_strategist")
+          return findings({ evidence: "Deploy it on a Friday evening.", severity: "HIGH", concern: "Nobody asked for this", category: "value" });
+        if (c.role === "verifier") {
+          const asked = readDataBlocks(c.prompt).find((b) => b.kind === "finding")?.text ?? "";
+          // One second opinion answers late: which one depends on the run.
+          if (asked.includes("rollback") === slowFirst) await new Promise((r) => setTimeout(r, 60));
+        }
+        return agreeable(c);
+      });
+      const id = await w.newIssue("Migrate sessions", "", LOAD_BEARING);
+      await w.plan(id);
+      return (await w.eventsOf(id)).flatMap((e) => (e.type === "ModelCall" && e.stage === "shape_council" && e.round === 1 ? [e.role] : []));
+    };
+    const a = await run(true);
+    const b = await run(false);
+    expect(a).toEqual(b);
+    expect(a.slice(-2)).toEqual(["verifier", "verifier"]);
+    expect(a.slice(0, 5)).toEqual(["shape.writer", ...(STAGES[1]?.critics ?? [])]);
+  });
 });
