@@ -150,7 +150,7 @@ async function replayRealModel(bin, roles, support, label) {
   const { recordedRun, repliesByRole } = await import(pathToFileURL(join(support, "test", "support", "real-model.js")).href);
   const { startOpenAIServer } = await import(pathToFileURL(join(ROOT, "dist", "testing", "openai-server.js")).href);
   const { readDataBlocks } = await import(pathToFileURL(join(ROOT, "dist", "prompting", "data-block.js")).href);
-  const run = recordedRun();
+  const run = recordedRun(join(ROOT, "test", "fixtures", "real-model", "pipeline-next-auth-4625", "/"));
   const replies = repliesByRole(run);
   const counts = new Map();
   const server = await startOpenAIServer((req) => {
@@ -204,13 +204,13 @@ export async function benchCouncils({ log = console.log } = {}) {
       ["before", baseline.bin],
       ["after", join(ROOT, "dist", "cli", "bin.js")],
     ]) {
+      const real = await replayRealModel(bin, roles, support, label);
       const double = await startRealisticDouble({ seed: 7, quirks: frontier, scenario: bench10 });
       try {
-        result[label] = summarise(await planAll(bin, double, bench10, roles, label));
+        result[label] = { ...summarise(await planAll(bin, double, bench10, roles, label)), real_model_next_auth_4625: real };
       } finally {
         await double.close();
       }
-      result[label].real_model_next_auth_4625 = await replayRealModel(bin, roles, support, label);
       log(`councils ${label}: ${JSON.stringify(result[label])}`);
     }
   } finally {
@@ -239,5 +239,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   console.log(`\nmeasure${" ".repeat(38)}before   after`);
   for (const [label, key] of rows) console.log(`${label.padEnd(45)}${String(r.before[key]).padEnd(9)}${r.after[key]}`);
   const real = (x) => `${x.real_model_next_auth_4625.council_stages_blocking} (${x.real_model_next_auth_4625.status})`;
-  console.log(`${"next-auth #4625, real replies: councils block".padEnd(45)}${real(r.before).padEnd(9)} ${real(r.after)}`);
+  console.log(`${"next-auth #4625 (real replies): councils block".padEnd(48)}${real(r.before)}   ${real(r.after)}`);
 }

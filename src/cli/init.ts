@@ -72,7 +72,7 @@ export function renderInitConfig(found: Found): string {
   const { routes } = defaultsFor(found);
   const width = Math.max(...Object.keys(routes).map((r) => r.length)) + 1;
   const comment: Record<string, string> = {
-    default: "executor, producers, complexity gate",
+    default: "executor, producers, complexity gate, verifier (second opinions)",
     challenger: "the audit gate's challenger",
     assumption_surfacer: "discover and plan councils",
     discovery: "discovery.* critics",
