@@ -296,7 +296,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const s = await storeOf();
       const t = await trackerOf();
       const { projectFor, projectText } = await import("./prompting/project.js");
-      const project = projectText(await projectFor(config.project, t, warn));
+      // Read after the issue: a tracker that refuses the token says so about the issue first.
+      const project = async () => projectText(await projectFor(config.project, t, warn));
       const { knownGapsFor } = await import("./carryover/relevance.js");
       const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
@@ -310,7 +311,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           maxUsd: config.budget.maxUsdPerIssue,
           maxCycles: config.budget.maxCyclesPerIssue,
           ...(o.replan ? { replan: true } : {}),
-          ...(project ? { project } : {}),
+          project,
           knownGaps: knownGapsFor(config, s, warn),
           warn,
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),

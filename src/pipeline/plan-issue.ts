@@ -43,8 +43,8 @@ export interface PlanIssueDeps {
   maxCycles?: number;
   /** Plan an issue that is already `ready` again (`--replan`); without it that is a usage error. */
   replan?: boolean;
-  /** The project block's text every role is given (docs/configuration.md `project`). */
-  project?: string;
+  /** The project block's text every role is given (docs/configuration.md `project`), read once the issue is. */
+  project?: () => Promise<string | undefined>;
   knownGaps?: (text: string) => Promise<KnownGaps | undefined>;
   onProgress?: (p: PipelineProgress) => void;
   /** Told of each critic's parsed vote (telemetry's evaluation events). */
@@ -88,6 +88,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   if (!deps.replan && (before?.status === "ready" || issue.labels.includes("dissent-ready"))) {
     throw new UsageError(`issue ${id} is ready (its plan was reviewed); to plan it again, run dissent issue plan ${id} --replan`);
   }
+  const project = await deps.project?.();
 
   const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
   const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
@@ -112,7 +113,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     if (!cycle.route) {
       deps.onProgress?.({ kind: "gate" });
       const decision = await complexityGate({ ...issue, labels: labels.labels }, async () => {
-        const reply = await door({ role: "complexity_gate" }, gateRequest(issue, deps.project));
+        const reply = await door({ role: "complexity_gate" }, gateRequest(issue, project));
         meter.record(reply.record);
         return reply.answer;
       });
@@ -127,7 +128,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     const context = (): RoleContext => ({
       issue,
       artifacts: { ...artifacts, ...(artifacts.acceptance_criteria ? { acceptance_criteria: renderCriteria(criteria()) } : {}) },
-      ...(deps.project ? { project: deps.project } : {}),
+      ...(project ? { project } : {}),
       ...(shipped ? { shippedGaps: shipped } : {}),
     });
     // A concern a person resolved is settled: raised again (say, from the cache in a later cycle), it is not pending again.
