@@ -11,7 +11,7 @@ import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
 import { onceEach } from "./models/sdk-warnings.js";
-import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning } from "./models/router.js";
+import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning, verifierWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
 import type { MergeResult } from "./carryover/merge.js";
 // The pipeline and the read models load only for the commands that use them: `dissent run` stays light.
@@ -95,6 +95,8 @@ export interface Dissent {
       holder?: LeaseHolder;
       /** The lease's time to live and renewal period (default 60 s and 10 s, CONTRACT §4). */
       lease?: { ttlMs?: number; renewMs?: number };
+      /** Plan an issue whose plan is already `ready` again (`--replan`); without it that is a UsageError (docs/issue.md). */
+      replan?: boolean;
     },
   ): Promise<PlanResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
@@ -288,8 +290,18 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         const same = sameModelWarning(config, stage.producer, stage.critics, `${stage.phase} stage`);
         if (same) warn(same);
       }
+      const { VERIFIER_ROLE } = await import("./adversarial/second-opinion.js");
+      const second = verifierWarning(
+        config,
+        VERIFIER_ROLE,
+        STAGES.filter((st) => st.critics.length >= 2).flatMap((st) => st.critics),
+      );
+      if (second) warn(second);
       const s = await storeOf();
       const t = await trackerOf();
+      const { projectFor, projectText } = await import("./prompting/project.js");
+      // Read after the issue: a tracker that refuses the token says so about the issue first.
+      const project = async () => projectText(await projectFor(config.project, t, warn));
       const { knownGapsFor } = await import("./carryover/relevance.js");
       const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
@@ -301,6 +313,9 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           calls,
           maxCalls: config.budget.maxCallsPerIssue,
           maxUsd: config.budget.maxUsdPerIssue,
+          maxCycles: config.budget.maxCyclesPerIssue,
+          ...(o.replan ? { replan: true } : {}),
+          project,
           knownGaps: knownGapsFor(config, s, warn),
           warn,
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),

@@ -128,14 +128,15 @@ export class LeaseHeld extends DissentError {
 }
 
 const BUDGET = markerOf("BudgetExceeded");
-/** The per-issue ceiling (calls or dollars) would be crossed. */
+/** A per-issue ceiling (calls, dollars or planning cycles) would be crossed; `setting` names the one to raise. */
 export class BudgetExceeded extends DissentError {
   static readonly errorName = "BudgetExceeded";
   constructor(
     message: string,
     readonly max: number,
     readonly used: number,
-    readonly unit: "calls" | "usd" = "calls",
+    readonly unit: "calls" | "usd" | "cycles" = "calls",
+    readonly setting?: string,
   ) {
     super("BudgetExceeded", message);
     mark(this, BUDGET);

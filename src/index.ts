@@ -31,12 +31,23 @@ export {
   type Producer,
   type RoundInput,
   type StageSpec,
+  type Verifier,
 } from "./adversarial/retry-loop.js";
 export { fingerprint } from "./adversarial/fingerprint.js";
+export { severityText } from "./contracts/severity-text.js";
 
 // The zod schemas of every JSON the contract names (validate, or derive JSON Schema from them).
 export { AuditConcern, AuditInput, AuditMeta, AuditReply, CallRecord, RunOutput, ShownConcern } from "./contracts/audit.js";
-export { Concern, ConcernResolution, Finding, FindingsReply, StageRun, type ResolutionKind, type Severity } from "./contracts/concern.js";
+export {
+  Concern,
+  ConcernResolution,
+  Finding,
+  FindingsReply,
+  StageRun,
+  VerifierReply,
+  type ResolutionKind,
+  type Severity,
+} from "./contracts/concern.js";
 export { DissentEvent, type NewEvent } from "./contracts/events.js";
 export { ConfigFile } from "./contracts/config.js";
 export { LABELS } from "./contracts/labels.js";

@@ -1,24 +1,22 @@
-import type { AddressedItem, Concern, Finding, MustAddressBy, StageOutcome, StagePhase, StageRecord } from "../contracts/concern.js";
+import type { AddressedItem, Concern, Finding } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { concernIdOf } from "./concern-id.js";
-import { fingerprint } from "./fingerprint.js";
-import { groundingText } from "./grounding.js";
+import { ground, groundingText } from "./grounding.js";
+import { finish, type LoopResult, type Usage } from "./loop-finish.js";
+import { startState, type LoopState, type StageSpec } from "./loop-state.js";
+import { MAX_SECOND_OPINIONS, settleLone, type Opinion, type VerifierAnswer } from "./second-opinion.js";
 import { MAX_FINDINGS, tally, type Vote } from "./tally.js";
+
+export type { FinishEnv, Finished, ForwardReason, LoopResult, Usage } from "./loop-finish.js";
+export { finish } from "./loop-finish.js";
+export { startState, type LoopCounts, type LoopState, type StageSpec } from "./loop-state.js";
 
 /** ADR-0064 decision 1: three retries per stage, so at most four critic rounds. */
 export const MAX_RETRIES = 3;
 /** Rounds in a row in which every critic failed before the stage ends as `crashed`. */
 export const MAX_ALL_FAILED_ROUNDS = 3;
-
-/** What the loop needs to know of a stage. */
-export interface StageSpec {
-  stage: string;
-  phase: StagePhase;
-  /** The phase that receives this stage's unresolved concerns. */
-  mustAddressBy: MustAddressBy;
-}
 
 /** What the producer is given each round: the blocking concerns of the last round are attached on a retry. */
 export interface RoundInput<A> {
@@ -27,14 +25,25 @@ export interface RoundInput<A> {
   blocking: readonly Concern[];
 }
 
-/** The producer's artifact and the pending concerns it reports as addressed. */
+/** The producer's artifact, the pending concerns it reports as addressed, and faults of its reply it noticed. */
 export interface Produced<A> {
   artifact: A;
   addressed?: AddressedItem[];
+  /** One line each (unknown concern ids, a missing Decisions section): warned and counted in the StageRun. */
+  warnings?: string[];
 }
 
 /** Produces a round's artifact, given the blocking concerns of the last round (the adversarial loop's producer). */
 export type Producer<A> = (input: RoundInput<A>) => Promise<Produced<A>>;
+
+/**
+ * A producer that can also tell what its next call costs: 0 when its reply is cached (free), so a
+ * round served from the cache is never refused for budget (a replan reuses what it was told before).
+ */
+export interface CostedProducer<A> {
+  produce: Producer<A>;
+  calls(input: RoundInput<A>): Promise<number>;
+}
 
 /** What a critic is given besides the artifact: the round, and its own findings of the previous round (CONTRACT §4 r2 round memory). */
 export interface Review {
@@ -42,33 +51,40 @@ export interface Review {
   previous?: readonly Finding[];
 }
 
-/** A critic's vote: its findings, and how many items of its reply were dropped as invalid. */
+/** A critic's vote: its findings, how many items of its reply were dropped as invalid, and the known gaps it was shown. */
 export interface CriticVote {
   findings: Finding[];
   invalid?: number;
+  /** Ids of the known gaps in the critic's request: a finding tied to one of them blocks (docs/issue.md). */
+  knownGaps?: readonly string[];
 }
 
 /** A voter: reads the artifact, returns findings. A throw means "contributed nothing this round". */
 export interface Critic<A> {
   role: string;
   review(artifact: A, review: Review): Promise<CriticVote>;
+  /** Network calls this review would make (0 when cached); 1 when absent. */
+  calls?(artifact: A, review: Review): Promise<number>;
+}
+
+/**
+ * The second opinion on a lone HIGH (docs/issue.md): given the artifact and the finding, it answers
+ * confirm or refute with its reason and a quote. A throw is a failed second opinion.
+ */
+export interface Verifier<A> {
+  role: string;
+  check(artifact: A, concern: Concern, round: number): Promise<VerifierAnswer>;
+  /** Network calls this check would make (0 when cached); 1 when absent. */
+  calls?(artifact: A, concern: Concern, round: number): Promise<number>;
 }
 
 /** Progress of one round, for live displays. */
 export interface RoundProgress {
   stage: string;
   round: number;
-  step: "producing" | "voting" | "tallied";
+  step: "producing" | "voting" | "verifying" | "tallied";
   critics?: Record<string, "voting" | "done" | "failed">;
   blocking?: number;
-}
-
-/** Network calls, tokens and dollars used so far; the loop reports its own share. `costUsd` is null once any call's price was unknown. */
-export interface Usage {
-  calls: number;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number | null;
 }
 
 /** What one run of the loop works in: the issue, its cycle, the budget, where events go, ids for new concerns. */
@@ -83,8 +99,8 @@ export interface LoopContext<A = unknown> {
   /** Usage of the calls made since this loop started. */
   usage?: () => Usage;
   /**
-   * The id for a concern with this fingerprint raised by `role`: an existing pending one's, or a new
-   * `{PHASE}-{ROLE}-{NNN}`. Defaults to a counter of this run.
+   * The id for a concern with this fingerprint raised by `role` in `phase`: the same finding keeps its
+   * id across the issue's cycles (docs/issue.md). Defaults to a counter of this run.
    */
   concernId?: (fingerprint: string, phase: string, role: string) => string;
   /** Roles named as `raised_by` when they share a concern with other critics (see TallyContext.leadRoles). */
@@ -93,248 +109,282 @@ export interface LoopContext<A = unknown> {
   textOf?: (artifact: A) => string;
   now?: () => string;
   onProgress?: (p: RoundProgress) => void;
-  /** One line per critic failure (CONTRACT §4 r2: never silent). */
+  /** One line per critic failure, failed second opinion or producer fault (CONTRACT §4 r2: never silent). */
   warn?: (message: string) => void;
 }
 
-/** A stage's outcome: its final artifact, its StageRun record, and the concerns forwarded to later stages. */
-export interface LoopResult<A> {
-  /** The last artifact produced (undefined only if no round could run). */
-  artifact: A | undefined;
-  stageRun: StageRecord;
-  /** Unresolved concerns handed to `mustAddressBy`, each also a ConcernForwarded event. */
-  forwarded: Concern[];
-  /** Every `addressed` item the producer reported, in order. */
-  addressed: AddressedItem[];
-  /** Blocking concerns of the last voting round (empty when converged). */
-  unresolved: Concern[];
-}
-
 const sameSet = (a: ReadonlySet<string>, b: ReadonlySet<string>) => a.size === b.size && [...a].every((x) => b.has(x));
+const firstLine = (e: unknown) => messageOf(e).split("\n")[0] ?? "";
 
 /**
  * The shared retry primitive of ADR-0064: the producer makes (or remakes, with the last round's
  * blocking concerns attached) the artifact; the critics vote in parallel, each reminded of its own
- * previous findings; the tally decides. Stops on convergence, oscillation (the same blocking
- * fingerprint set twice in a row), exhaustion, budget, or three rounds in which every critic failed.
+ * previous findings; lone HIGHs get a second opinion; the tally decides. Stops on convergence,
+ * oscillation (the same blocking fingerprint set twice in a row), exhaustion, budget, or three rounds
+ * in which every critic failed. Nothing in it knows the pipeline: a stage is a producer, critics, an
+ * optional verifier and the text of the artifact to ground against.
  */
 export class AdversarialRetryLoop<A> {
+  private readonly producer: CostedProducer<A>;
+
   constructor(
-    private readonly producer: Producer<A>,
+    producer: Producer<A> | CostedProducer<A>,
     private readonly critics: readonly Critic<A>[],
-  ) {}
+    private readonly verifier?: Verifier<A>,
+  ) {
+    this.producer = typeof producer === "function" ? { produce: producer, calls: async () => 1 } : producer;
+  }
 
   async run(stage: StageSpec, ctx: LoopContext<A>): Promise<LoopResult<A>> {
-    const now = ctx.now ?? (() => new Date().toISOString());
     const started = performance.now();
-    const emit = (e: NewEvent) => ctx.emit?.(e);
-    const textOf = ctx.textOf ?? ((a: A) => String(a));
-    emit({ type: "AdversarialStageStarted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle });
+    ctx.emit?.({ type: "AdversarialStageStarted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle });
+    const state = startState<A>(stage);
+    const idFor = this.namer(stage, ctx);
+    while (!state.outcome && state.round <= MAX_RETRIES) await this.round(state, ctx, idFor);
+    const done = finish(state, {
+      issueId: ctx.issueId,
+      cycle: ctx.cycle,
+      critics: this.critics.map((c) => c.role),
+      usage: ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null },
+      durationMs: performance.now() - started,
+      idFor,
+      now: ctx.now ?? (() => new Date().toISOString()),
+    });
+    for (const e of done.events) ctx.emit?.(e);
+    return done.result;
+  }
 
+  /** Ids for the stage's concerns: one per fingerprint within the stage, from the context (stable across cycles) or a counter. */
+  private namer(stage: StageSpec, ctx: LoopContext<A>): (fp: string, role: string) => string {
     let seq = 0;
     const newId = ctx.concernId ?? ((_fp: string, phase: string, role: string) => concernIdOf(phase, role, ++seq));
     const ids = new Map<string, string>();
-    const idFor = (fp: string, role: string) => {
+    return (fp, role) => {
       let id = ids.get(fp);
       if (!id) ids.set(fp, (id = newId(fp, stage.phase, role)));
       return id;
     };
-    const synthetic = (category: string, severity: "HIGH" | "MEDIUM", text: string, evidence: string, by = "council"): Concern => {
-      const fp = fingerprint({ concern: text });
-      return {
-        id: idFor(fp, by),
-        phase: stage.phase,
-        stage: stage.stage,
-        raised_by: by,
-        severity,
-        category,
-        concern: text,
-        evidence,
-        must_address_by: stage.mustAddressBy,
-        human_required: false,
-        fingerprint: fp,
-        raised_at: now(),
-      };
-    };
+  }
 
-    const raised = new Set<string>();
-    const addressed: AddressedItem[] = [];
-    const memory = new Map<string, Finding[]>(); // each critic's findings of the last round it answered
-    const failedRounds = new Map<string, number>();
-    let artifact: A | undefined;
-    let blocking: Concern[] = [];
-    let advisory: Concern[] = [];
-    let previousFingerprints: Set<string> | undefined;
-    let allFailedInARow = 0;
-    let votedRounds = 0;
-    let lastCriticError = "";
-    let outcome: StageOutcome | undefined;
-    let rounds = 0;
-    let criticFailures = 0;
-    let ungrounded = 0;
-    let invalid = 0;
-    const extra: Concern[] = [];
+  /** Would `n` more network calls leave the later stages and the reviewer what they need? */
+  private fits(ctx: LoopContext<A>, n: number): boolean {
+    return !ctx.budget || ctx.budget.remaining() - n >= (ctx.reserve ?? 0);
+  }
 
-    for (let round = 1; round <= MAX_RETRIES + 1 && !outcome; round++) {
-      // A round is started only if it leaves the later stages and the reviewer what they need.
-      if (ctx.budget && ctx.budget.remaining() - (1 + this.critics.length) < (ctx.reserve ?? 0)) {
-        outcome = "budget";
-        break;
+  /**
+   * One round: the producer (re)makes the artifact, the critics vote, lone HIGHs get a second opinion,
+   * the tally decides. Updates `state`; sets its outcome when the stage is over.
+   */
+  async round(state: LoopState<A>, ctx: LoopContext<A>, idFor: (fp: string, role: string) => string): Promise<void> {
+    const { stage } = state;
+    const round = state.round + 1;
+    const input: RoundInput<A> = { round, previous: state.artifact, blocking: state.blocking };
+    // A round is started only if it leaves the later stages and the reviewer what they need; a producer
+    // answered from the cache costs nothing, and its critics are then counted as they are (below).
+    const producerCalls = await this.producer.calls(input);
+    if (!this.fits(ctx, producerCalls + (producerCalls > 0 ? this.critics.length : 0))) {
+      state.outcome = "budget";
+      return;
+    }
+    state.round = round;
+    const progress = (p: Omit<RoundProgress, "stage" | "round">) => ctx.onProgress?.({ stage: stage.stage, round, ...p });
+    let votes: Vote[];
+    let failures: number;
+    try {
+      progress({ step: "producing" });
+      const produced = await this.producer.produce(input);
+      state.artifact = produced.artifact;
+      state.votedOnArtifact = false;
+      if (produced.addressed) state.addressed.push({ round, items: produced.addressed });
+      for (const w of produced.warnings ?? []) {
+        state.counts.producerWarnings++;
+        ctx.warn?.(w);
       }
-      rounds = round;
-      const states: Record<string, "voting" | "done" | "failed"> = {};
-      const votes: Vote[] = [];
-      let failures = 0;
-      try {
-        ctx.onProgress?.({ stage: stage.stage, round, step: "producing" });
-        const produced = await this.producer({ round, previous: artifact, blocking });
-        artifact = produced.artifact;
-        if (produced.addressed) addressed.push(...produced.addressed);
-        for (const c of this.critics) states[c.role] = "voting";
-        ctx.onProgress?.({ stage: stage.stage, round, step: "voting", critics: { ...states } });
-        const current = artifact;
-        const settled = await Promise.allSettled(
-          this.critics.map(async (c) => {
-            try {
-              const previous = memory.get(c.role);
-              const vote = await c.review(current, { round, ...(previous ? { previous } : {}) });
-              states[c.role] = "done";
-              return vote;
-            } catch (e) {
-              states[c.role] = "failed";
-              throw e;
-            } finally {
-              ctx.onProgress?.({ stage: stage.stage, round, step: "voting", critics: { ...states } });
-            }
-          }),
-        );
-        for (const s of settled) if (s.status === "rejected" && (isFatal(s.reason) || BudgetExceeded.isInstance(s.reason))) throw s.reason;
-        settled.forEach((s, i) => {
-          const role = this.critics[i]?.role ?? "critic";
-          if (s.status === "fulfilled") {
-            votes.push({ role, findings: s.value.findings });
-            memory.set(role, s.value.findings.slice(0, MAX_FINDINGS));
-            invalid += s.value.invalid ?? 0;
-            return;
-          }
-          failures++;
-          criticFailures++;
-          failedRounds.set(role, (failedRounds.get(role) ?? 0) + 1);
-          lastCriticError = `${role}: ${messageOf(s.reason)}`;
-          ctx.warn?.(`critic ${role} failed in ${stage.stage} round ${round} and contributed nothing: ${messageOf(s.reason).split("\n")[0]}`);
-        });
-      } catch (e) {
-        if (BudgetExceeded.isInstance(e)) {
-          outcome = "budget";
-          break;
+      const reviews = this.critics.map((c) => ({ round, ...(state.memory.has(c.role) ? { previous: state.memory.get(c.role) } : {}) }));
+      if (producerCalls === 0) {
+        const needed = await Promise.all(this.critics.map((c, i) => (c.calls ? c.calls(produced.artifact, reviews[i] as Review) : 1)));
+        if (
+          !this.fits(
+            ctx,
+            needed.reduce((a, b) => a + b, 0),
+          )
+        ) {
+          state.outcome = "budget";
+          return;
         }
-        throw e;
       }
-
-      if (this.critics.length > 0 && failures === this.critics.length) {
-        allFailedInARow++;
-        ctx.onProgress?.({ stage: stage.stage, round, step: "tallied", critics: { ...states } });
-        if (allFailedInARow >= MAX_ALL_FAILED_ROUNDS) {
-          outcome = "crashed";
-          extra.push(
-            synthetic(
-              "review_unavailable",
-              "HIGH",
-              `Every critic of ${stage.stage} failed in ${allFailedInARow} consecutive rounds, so this artifact was never reviewed`,
-              `last error: ${lastCriticError}`,
-            ),
-          );
-        }
-        continue;
+      ({ votes, failures } = await this.vote(state, ctx, produced.artifact, reviews, progress));
+    } catch (e) {
+      if (BudgetExceeded.isInstance(e)) {
+        state.outcome = "budget";
+        return;
       }
-      allFailedInARow = 0;
-      votedRounds++;
-
-      const t = tally(votes, {
-        stage: stage.stage,
-        phase: stage.phase,
-        mustAddressBy: stage.mustAddressBy,
-        criticCount: this.critics.length,
-        artifact: groundingText(artifact === undefined ? "" : textOf(artifact)),
-        ...(ctx.leadRoles ? { leadRoles: ctx.leadRoles } : {}),
-        idFor,
-        now,
-      });
-      ungrounded += t.ungrounded;
-      invalid += t.overCap;
-      for (const c of [...t.blocking, ...t.advisory]) raised.add(c.fingerprint);
-      blocking = t.blocking;
-      // Advice is about the draft it was given: only the last voting round's stands (CONTRACT §4 r2).
-      advisory = t.advisory;
-      ctx.onProgress?.({ stage: stage.stage, round, step: "tallied", critics: { ...states }, blocking: blocking.length });
-
-      if (blocking.length === 0) {
-        outcome = "converged";
-        break;
-      }
-      const fps = new Set(blocking.map((c) => c.fingerprint));
-      if (previousFingerprints && sameSet(fps, previousFingerprints)) {
-        outcome = "oscillation";
-        emit({ type: "OscillationDetected", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, round, fingerprints: [...fps].sort() });
-        break;
-      }
-      previousFingerprints = fps;
-    }
-    if (!outcome) {
-      outcome = "exhausted";
-      emit({ type: "AdversarialRetryExhausted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, rounds, unresolved: blocking.map((c) => c.id) });
-    }
-    if (outcome === "budget" && votedRounds === 0) {
-      // An artifact nobody reviewed must never read as reviewed.
-      extra.push(synthetic("review_unavailable", "HIGH", `The call budget ran out before the critics of ${stage.stage} could review this artifact`, ""));
-    }
-    // A critic that failed in every round it was asked contributed nothing to the stage: say so (CONTRACT §4 r2).
-    // (When every critic failed throughout, the review_unavailable concern above says it already.)
-    const silent = this.critics.filter((c) => rounds > 0 && (failedRounds.get(c.role) ?? 0) >= rounds);
-    if (silent.length < this.critics.length) {
-      for (const c of silent) {
-        extra.push(
-          synthetic("review_incomplete", "MEDIUM", `Critic ${c.role} failed in every round of ${stage.stage}, so its lane was not reviewed`, "", c.role),
-        );
-      }
+      throw e;
     }
 
-    // ADR-0064 decision 3: unresolved blocking concerns and the last round's advice go downstream.
-    const unresolved = outcome === "converged" ? [] : blocking;
-    const blockingFps = new Set(unresolved.map((c) => c.fingerprint));
-    const forwarded = [...extra, ...unresolved, ...advisory.filter((c) => !blockingFps.has(c.fingerprint))];
-    for (const c of extra) raised.add(c.fingerprint);
-    for (const concern of forwarded) {
-      const reason = extra.includes(concern)
-        ? outcome === "converged" || outcome === "exhausted" || outcome === "oscillation"
-          ? "advisory"
-          : outcome
-        : blockingFps.has(concern.fingerprint)
-          ? outcome
-          : "advisory";
-      emit({ type: "ConcernForwarded", issue_id: ctx.issueId, concern, reason: reason === "converged" ? "advisory" : reason });
+    if (this.critics.length > 0 && failures === this.critics.length) {
+      state.allFailedInARow++;
+      progress({ step: "tallied" });
+      if (state.allFailedInARow >= MAX_ALL_FAILED_ROUNDS) state.outcome = "crashed";
+      return;
     }
+    state.allFailedInARow = 0;
+    state.votedRounds++;
+    state.votedOnArtifact = true;
 
-    const usage = ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null };
-    const stageRun: StageRecord = {
+    const textOf = ctx.textOf ?? ((a: A) => String(a));
+    const artifact = state.artifact as A;
+    const text = groundingText(textOf(artifact));
+    const t = tally(votes, {
       stage: stage.stage,
       phase: stage.phase,
-      rounds,
-      retries: Math.max(0, rounds - 1),
-      outcome,
-      concerns_raised: raised.size,
-      concerns_forwarded: forwarded.length,
-      duration_ms: Math.round(performance.now() - started),
-      calls: usage.calls,
-      critic_failures: criticFailures,
-      ungrounded_findings: ungrounded,
-      invalid_findings: invalid,
-      input_tokens: usage.inputTokens,
-      output_tokens: usage.outputTokens,
-      cost_usd: usage.costUsd,
-      cycle: ctx.cycle,
-    };
-    emit({ type: "AdversarialStageCompleted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle, stage_run: stageRun });
-    return { artifact, stageRun, forwarded, addressed, unresolved };
+      mustAddressBy: stage.mustAddressBy,
+      criticCount: this.critics.length,
+      artifact: text,
+      ...(stage.rules ? { rules: stage.rules } : {}),
+      ...(ctx.leadRoles ? { leadRoles: ctx.leadRoles } : {}),
+      idFor,
+      now: ctx.now ?? (() => new Date().toISOString()),
+    });
+    state.counts.ungrounded += t.ungrounded;
+    state.counts.invalid += t.overCap;
+    if (t.lone.length) progress({ step: "verifying" });
+    const opinions = await this.secondOpinions(state, ctx, artifact, t.lone, (evidence) => ground(text, evidence).grounded);
+    const settled = settleLone(t.lone, opinions);
+    for (const c of [...t.blocking, ...t.advisory, ...t.lone]) state.raised.add(c.fingerprint);
+    state.blocking = [...t.blocking, ...settled.blocking];
+    // Advice is about the draft it was given: only the last voting round's stands (CONTRACT §4 r2).
+    state.advisory = [...t.advisory, ...settled.advisory];
+    for (const c of state.blocking) {
+      state.blocked.set(c.id, { concern: c, round });
+      ctx.emit?.({ type: "ConcernBlocked", issue_id: ctx.issueId, stage: stage.stage, round, concern: c });
+    }
+    progress({ step: "tallied", blocking: state.blocking.length });
+
+    if (state.blocking.length === 0) {
+      state.outcome = "converged";
+      return;
+    }
+    const fps = new Set(state.blocking.map((c) => c.fingerprint));
+    if (state.previousFingerprints && sameSet(fps, state.previousFingerprints)) {
+      state.outcome = "oscillation";
+      ctx.emit?.({ type: "OscillationDetected", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, round, fingerprints: [...fps].sort() });
+      return;
+    }
+    state.previousFingerprints = fps;
+  }
+
+  /** The critics vote in parallel; a critic that throws contributes nothing, visibly (auth, quota and budget errors end the round). */
+  private async vote(
+    state: LoopState<A>,
+    ctx: LoopContext<A>,
+    artifact: A,
+    reviews: Review[],
+    progress: (p: Omit<RoundProgress, "stage" | "round">) => void,
+  ): Promise<{ votes: Vote[]; failures: number }> {
+    const states: Record<string, "voting" | "done" | "failed"> = {};
+    for (const c of this.critics) states[c.role] = "voting";
+    progress({ step: "voting", critics: { ...states } });
+    const settled = await Promise.allSettled(
+      this.critics.map(async (c, i) => {
+        try {
+          const vote = await c.review(artifact, reviews[i] as Review);
+          states[c.role] = "done";
+          return vote;
+        } catch (e) {
+          states[c.role] = "failed";
+          throw e;
+        } finally {
+          progress({ step: "voting", critics: { ...states } });
+        }
+      }),
+    );
+    for (const s of settled) if (s.status === "rejected" && (isFatal(s.reason) || BudgetExceeded.isInstance(s.reason))) throw s.reason;
+    const votes: Vote[] = [];
+    let failures = 0;
+    settled.forEach((s, i) => {
+      const role = this.critics[i]?.role ?? "critic";
+      if (s.status === "fulfilled") {
+        votes.push({ role, findings: s.value.findings, ...(s.value.knownGaps ? { knownGaps: s.value.knownGaps } : {}) });
+        state.memory.set(role, s.value.findings.slice(0, MAX_FINDINGS));
+        state.counts.invalid += s.value.invalid ?? 0;
+        return;
+      }
+      failures++;
+      state.counts.criticFailures++;
+      state.failedRounds.set(role, (state.failedRounds.get(role) ?? 0) + 1);
+      state.lastCriticError = `${role}: ${messageOf(s.reason)}`;
+      ctx.warn?.(`critic ${role} failed in ${state.stage.stage} round ${reviews[i]?.round ?? state.round} and contributed nothing: ${firstLine(s.reason)}`);
+    });
+    return { votes, failures };
+  }
+
+  /**
+   * Second opinions on the round's lone HIGHs, in parallel after the critics (docs/issue.md): at most
+   * MAX_SECOND_OPINIONS, most severe first, each one budget call that never spends what later stages
+   * need. One opinion per lone HIGH, in its order: answered, failed, or skipped (and counted).
+   */
+  private async secondOpinions(
+    state: LoopState<A>,
+    ctx: LoopContext<A>,
+    artifact: A,
+    lone: readonly Concern[],
+    grounded: (evidence: string) => boolean,
+  ): Promise<Opinion[]> {
+    const verifier = this.verifier;
+    if (!verifier) {
+      state.counts.secondOpinionsSkipped += lone.length;
+      return lone.map(() => ({ kind: "skipped", why: "no_verifier" }));
+    }
+    let room = ctx.budget ? ctx.budget.remaining() - (ctx.reserve ?? 0) : Number.POSITIVE_INFINITY;
+    const plan: (Concern | "cap" | "budget")[] = [];
+    for (const [i, c] of lone.entries()) {
+      if (i >= MAX_SECOND_OPINIONS) {
+        plan.push("cap");
+        continue;
+      }
+      const cost = verifier.calls ? await verifier.calls(artifact, c, state.round) : 1;
+      if (cost > room) {
+        plan.push("budget");
+        continue;
+      }
+      room -= cost;
+      plan.push(c);
+    }
+    const byBudget = plan.filter((p) => p === "budget").length;
+    if (byBudget) {
+      ctx.warn?.(
+        `no budget left for a second opinion on ${byBudget} lone HIGH${byBudget === 1 ? "" : "s"} in ${state.stage.stage} round ${state.round}: kept as MEDIUM`,
+      );
+    }
+    const opinions = await Promise.all(
+      plan.map(async (p): Promise<Opinion> => {
+        if (p === "cap" || p === "budget") {
+          state.counts.secondOpinionsSkipped++;
+          return { kind: "skipped", why: p };
+        }
+        state.counts.secondOpinions++;
+        try {
+          const answer = await verifier.check(artifact, p, state.round);
+          const ok = grounded(answer.evidence);
+          if (!ok && answer.verdict === "confirm") {
+            ctx.warn?.(
+              `${verifier.role} confirmed ${p.id} in ${state.stage.stage} round ${state.round} without quoting the artifact: not counted, kept as MEDIUM`,
+            );
+          }
+          return { kind: "answered", answer, grounded: ok, by: verifier.role };
+        } catch (e) {
+          if (isFatal(e)) throw e;
+          if (BudgetExceeded.isInstance(e)) {
+            state.counts.secondOpinions--;
+            state.counts.secondOpinionsSkipped++;
+            return { kind: "skipped", why: "budget" };
+          }
+          ctx.warn?.(`${verifier.role} failed on ${p.id} in ${state.stage.stage} round ${state.round}, so the HIGH stays MEDIUM: ${firstLine(e)}`);
+          return { kind: "failed", error: firstLine(e) };
+        }
+      }),
+    );
+    return opinions;
   }
 }

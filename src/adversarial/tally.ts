@@ -6,12 +6,19 @@ import { ground, overlaps, type GroundingText } from "./grounding.js";
 export interface Vote {
   role: string;
   findings: readonly Finding[];
+  /** Ids of the known gaps this critic was shown: a finding's `known_gap` counts only when it names one of them. */
+  knownGaps?: readonly string[];
 }
 
-/** A round's verdict: what blocks convergence, what is carried forward as advice, and what was discounted. */
+/** A round's verdict: what blocks convergence, what is carried forward as advice, what awaits a second opinion, and what was discounted. */
 export interface Tally {
   blocking: Concern[];
   advisory: Concern[];
+  /**
+   * Lone grounded HIGHs of a council of two or more critics, still HIGH: each awaits a second opinion
+   * (see second-opinion.ts), which decides whether it blocks. Most severe first, then in order of appearance.
+   */
+  lone: Concern[];
   /** CRITICAL/HIGH findings whose evidence was not in the artifact: counted as MEDIUM. */
   ungrounded: number;
   /** Findings beyond a critic's first MAX_FINDINGS in the round: dropped. */
@@ -20,6 +27,14 @@ export interface Tally {
 
 /** A critic's findings beyond this many in one round are dropped and counted (CONTRACT §4 r2). */
 export const MAX_FINDINGS = 5;
+
+/** How a stage weighs findings beyond the council rule (the stage table says; docs/issue.md). */
+export interface TallyRules {
+  /** Findings at or above this severity go back to the producer (they block), whatever the council's size; an ungrounded one never does. */
+  returnAtLeast?: Severity;
+  /** Categories of findings this stage's producer cannot fix: they never block and go on with their severity. */
+  forwardCategories?: readonly string[];
+}
 
 export interface TallyContext {
   stage: string;
@@ -34,12 +49,13 @@ export interface TallyContext {
    * (the pipeline passes the roles whose CRITICALs escalate to a human); otherwise the first in council order.
    */
   leadRoles?: ReadonlySet<string>;
+  rules?: TallyRules;
   /** The id of the concern with this fingerprint first raised by `role` (stable within a stage). */
   idFor: (fingerprint: string, role: string) => string;
   now: () => string;
 }
 
-/** A finding after grounding: its effective severity, and where its evidence sits in the artifact. */
+/** A finding after grounding: its effective severity, where its evidence sits in the artifact, and the known gap it validly names. */
 interface Weighed {
   role: string;
   finding: Finding;
@@ -47,79 +63,120 @@ interface Weighed {
   raised: Severity;
   span: [number, number] | null;
   fp: string;
+  knownGap: string | undefined;
 }
 
-/**
- * The council tally (CONTRACT §4 r2). A CRITICAL or HIGH finding must quote the artifact; an
- * ungrounded one counts as MEDIUM. Findings with one fingerprint are one concern. With two or more
- * critics, any CRITICAL blocks; a HIGH blocks when corroborated — another critic of the round raised
- * a CRITICAL or HIGH with the same fingerprint or with grounded evidence overlapping it; a lone HIGH
- * is kept as MEDIUM. With one critic, any CRITICAL or HIGH blocks. Nothing else is dropped.
- */
-export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
+/** The grounding step: serious findings must quote the artifact; a `known_gap` counts only if the critic was shown that entry. */
+function weigh(votes: readonly Vote[], artifact: GroundingText): { weighed: Weighed[]; ungrounded: number; overCap: number } {
   let ungrounded = 0;
   let overCap = 0;
   const weighed: Weighed[] = [];
   for (const vote of votes) {
     overCap += Math.max(0, vote.findings.length - MAX_FINDINGS);
+    const shown = new Set(vote.knownGaps ?? []);
     for (const finding of vote.findings.slice(0, MAX_FINDINGS)) {
       let severity = finding.severity;
       let span: [number, number] | null = null;
       if (isSerious(severity)) {
-        const g = ground(ctx.artifact, finding.evidence ?? "");
+        const g = ground(artifact, finding.evidence ?? "");
         if (g.grounded) span = g.span;
         else {
           severity = "MEDIUM";
           ungrounded++;
         }
       }
-      weighed.push({ role: vote.role, finding, severity, raised: finding.severity, span, fp: fingerprint({ concern: finding.concern }) });
+      const gap = finding.known_gap?.trim().replace(/^\[|\]$/g, "");
+      weighed.push({
+        role: vote.role,
+        finding,
+        severity,
+        raised: finding.severity,
+        span,
+        fp: fingerprint({ concern: finding.concern }),
+        knownGap: gap && shown.has(gap) ? gap : undefined,
+      });
     }
   }
+  return { weighed, ungrounded, overCap };
+}
 
-  // One concern per fingerprint; corroboration (same fingerprint, or overlapping grounded evidence) only decides whether a HIGH blocks.
-  const result: Tally = { blocking: [], advisory: [], ungrounded, overCap };
-  const corroborates = (x: Weighed, y: Weighed) =>
-    x.role !== y.role && isSerious(y.severity) && (x.fp === y.fp || (x.span !== null && y.span !== null && overlaps(x.span, y.span)));
-  const byFingerprint = new Map<string, Weighed[]>(); // in order of first appearance
-  for (const w of weighed) byFingerprint.set(w.fp, [...(byFingerprint.get(w.fp) ?? []), w]);
-  for (const items of byFingerprint.values()) {
+/**
+ * Near-identical findings of one round, as groups in order of first appearance: a finding joins the
+ * group holding its fingerprint, else the first group with another critic's finding whose grounded
+ * evidence overlaps its own in the artifact (what corroboration means, CONTRACT §4 r2). Two
+ * CRITICALs are never merged by place alone: each blocks on its own, and two distinct ones from the
+ * escalating roles send the issue to a person. Each group becomes one concern.
+ */
+function groups(weighed: readonly Weighed[]): Weighed[][] {
+  const out: Weighed[][] = [];
+  const critical = (w: Weighed) => w.severity === "CRITICAL";
+  for (const w of weighed) {
+    const overlapping = (y: Weighed) => y.role !== w.role && w.span !== null && y.span !== null && overlaps(w.span, y.span);
+    const home = out.find((g) => g.some((y) => y.fp === w.fp)) ?? out.find((g) => g.some(overlapping) && !(critical(w) && g.some(critical)));
+    if (home) home.push(w);
+    else out.push([w]);
+  }
+  return out;
+}
+
+/**
+ * The council tally (CONTRACT §4 r2, r3 in docs/issue.md). A CRITICAL or HIGH finding must quote the
+ * artifact; an ungrounded one counts as MEDIUM. Near-identical findings of the round are one concern
+ * listing every critic that raised it. With two or more critics: any CRITICAL blocks; a HIGH blocks
+ * when another critic corroborates it, or when it validly names a known gap; a lone grounded HIGH
+ * awaits a second opinion (`lone`). With one critic, any CRITICAL or HIGH blocks. The stage's rules
+ * may send more back to the producer (`returnAtLeast`) or forward a category it cannot fix. Nothing
+ * else is dropped.
+ */
+export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
+  const { weighed, ungrounded, overCap } = weigh(votes, ctx.artifact);
+  const result: Tally = { blocking: [], advisory: [], lone: [], ungrounded, overCap };
+  const forwardOnly = new Set(ctx.rules?.forwardCategories ?? []);
+  const returnAt = ctx.rules?.returnAtLeast ? SEVERITY_RANK[ctx.rules.returnAtLeast] : Number.POSITIVE_INFINITY;
+  for (const items of groups(weighed)) {
     // The voice of the concern: its most severe member, the lead role's first where several tie.
     const top = Math.max(...items.map((w) => SEVERITY_RANK[w.severity]));
     const atTop = items.filter((w) => SEVERITY_RANK[w.severity] === top);
     const voice = atTop.find((w) => ctx.leadRoles?.has(w.role)) ?? (atTop[0] as Weighed);
-    let severity = voice.severity;
+    const severity = voice.severity;
+    const category = voice.finding.category ?? voice.finding.dimension ?? "general";
+    const serious = items.filter((w) => isSerious(w.severity));
+    const corroborated = new Set(serious.map((w) => w.role)).size >= 2;
+    const knownGap = voice.knownGap ?? serious.find((w) => w.knownGap)?.knownGap;
+    const others = [...new Set(items.map((w) => w.role))].filter((r) => r !== voice.role);
+
     let blocks: boolean;
-    let raisedSeverity: Severity | undefined = voice.raised !== voice.severity ? voice.raised : undefined;
-    if (ctx.criticCount >= 2) {
-      const corroborated = items.some((x) => isSerious(x.severity) && weighed.some((y) => corroborates(x, y)));
-      blocks = severity === "CRITICAL" || (severity === "HIGH" && corroborated);
-      if (severity === "HIGH" && !corroborated) {
-        severity = "MEDIUM";
-        raisedSeverity = "HIGH";
-      }
-    } else {
-      blocks = isSerious(severity);
-    }
+    let lone = false;
+    if (forwardOnly.has(category)) blocks = false;
+    // What the producer can fix goes back to it, unless the tally discounted it (an ungrounded quote).
+    else if (SEVERITY_RANK[severity] >= returnAt && voice.raised === severity) blocks = true;
+    else if (ctx.criticCount >= 2) {
+      blocks = severity === "CRITICAL" || (severity === "HIGH" && (corroborated || knownGap !== undefined));
+      lone = severity === "HIGH" && !blocks;
+    } else blocks = isSerious(severity);
+
     // human_required counts only on a grounded HIGH or CRITICAL finding (CONTRACT §4 r2): a LOW product question is advice.
     const human = items.some((w) => w.finding.human_required === true && isSerious(w.severity));
-    const fp = voice.fp;
     const concern: Concern = {
-      id: ctx.idFor(fp, voice.role),
+      id: ctx.idFor(voice.fp, voice.role),
       phase: ctx.phase,
       stage: ctx.stage,
       raised_by: voice.role,
       severity,
-      ...(raisedSeverity ? { raised_severity: raisedSeverity } : {}),
-      category: voice.finding.category ?? voice.finding.dimension ?? "general",
+      ...(voice.raised !== voice.severity ? { raised_severity: voice.raised, severity_change: "ungrounded" as const } : {}),
+      ...(knownGap && isSerious(severity) ? { known_gap: knownGap } : {}),
+      ...(others.length ? { also_raised_by: others } : {}),
+      category,
       concern: voice.finding.concern,
       evidence: voice.finding.evidence ?? "",
       must_address_by: ctx.mustAddressBy,
       human_required: human,
-      fingerprint: fp,
+      fingerprint: voice.fp,
       raised_at: ctx.now(),
     };
-    (blocks ? result.blocking : result.advisory).push(concern);
+    (lone ? result.lone : blocks ? result.blocking : result.advisory).push(concern);
   }
+  // Most severe first, then in order of appearance (sort is stable): the order second opinions are asked in.
+  result.lone.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
   return result;
 }

@@ -39,15 +39,56 @@ export function relevantEntries(entries: readonly WikiEntry[], text: string, lim
   return chosen;
 }
 
-/** How known gaps are shown to the assumption surfacer. */
+/** Sentences of a text, each with its closing punctuation (a text with none is one sentence). */
+function sentences(text: string): string[] {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return (
+    flat
+      .match(/[^.!?]+(?:[.!?]+["')\]]*|$)(?:\s+|$)/g)
+      ?.map((x) => x.trim())
+      .filter(Boolean) ?? [flat]
+  );
+}
+
+/**
+ * What a known gap is about, in whole sentences (docs/issue.md: a title is never cut mid-sentence):
+ * the entry's heading (the concern as raised) when its front-matter title was shortened, then as many
+ * sentences as fit in `maxChars` — the first one always whole.
+ */
+export function gapTitle(e: Pick<WikiEntry, "title" | "body">, maxChars: number): string {
+  const heading = /^#\s+(.+)$/m.exec(e.body)?.[1]?.trim();
+  const full = heading && /(?:…|\.\.\.)$/.test(e.title.trim()) ? heading : e.title;
+  const [first = "", ...rest] = sentences(full);
+  let out = first;
+  for (const s of rest) {
+    if (out.length + 1 + s.length > maxChars) break;
+    out = `${out} ${s}`;
+  }
+  return out;
+}
+
+/** One known gap as the assumption surfacer is shown it: `- [id] SEVERITY title (shipped in PR #n)`. */
+const gapLine = (e: WikiEntry, maxChars: number) => {
+  const shipped = e.prs.length ? `shipped in ${e.prs.map((p) => `PR #${p}`).join(", ")}` : "shipped";
+  return `- [${e.id}] ${e.severity ? `${e.severity} ` : ""}${gapTitle(e, maxChars)} (${shipped})`;
+};
+
+/** How known gaps are shown to the assumption surfacer, one line each. */
 export function renderGaps(entries: readonly WikiEntry[], maxChars: number): string {
-  return entries
-    .map((e) => {
-      const shipped = e.prs.length ? `shipped in ${e.prs.map((p) => `PR #${p}`).join(", ")}` : "shipped";
-      const text = `- [${e.id}] ${e.severity ? `${e.severity} ` : ""}${e.title} (${shipped})`;
-      return text.length > maxChars ? `${text.slice(0, maxChars - 1)}…` : text;
-    })
-    .join("\n");
+  return entries.map((e) => gapLine(e, maxChars)).join("\n");
+}
+
+/** The known gaps whose whole lines fit in `maxChars` together, most relevant first: a line is left out, never cut. */
+export function fittingGaps(entries: readonly WikiEntry[], maxChars: number): WikiEntry[] {
+  const out: WikiEntry[] = [];
+  let used = 0;
+  for (const e of entries) {
+    const size = gapLine(e, maxChars).length + (out.length ? 1 : 0);
+    if (used + size > maxChars) continue;
+    out.push(e);
+    used += size;
+  }
+  return out;
 }
 
 /** The pipeline's `knownGaps` port over the store's wiki, loaded once per invocation. */
@@ -55,7 +96,7 @@ export function knownGapsFor(config: Pick<Config, "wiki">, store: Store, warn: (
   let entries: Promise<WikiEntry[]> | undefined;
   return async (text) => {
     entries ??= readWiki(store.wiki, warn);
-    const chosen = relevantEntries(await entries, text, config.wiki);
+    const chosen = fittingGaps(relevantEntries(await entries, text, config.wiki), config.wiki.maxChars);
     return chosen.length ? { ids: chosen.map((e) => e.id), text: renderGaps(chosen, config.wiki.maxChars) } : undefined;
   };
 }

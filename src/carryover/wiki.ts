@@ -156,9 +156,15 @@ export async function setFrontMatter(wiki: WikiPort, id: string, changes: Record
   if (stored) await wiki.put({ id, text: updateFrontMatter(stored.text, changes) });
 }
 
+/** The first sentence of a concern, whole (a title is never cut mid-sentence). */
+function firstSentence(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return /^.+?[.!?](?=\s|$)/.exec(flat)?.[0] ?? flat;
+}
+
 function entryText(c: Concern, pr: number, issueId: string, at: string): string {
   const meta = {
-    title: c.concern.length > 100 ? `${c.concern.slice(0, 97)}…` : c.concern,
+    title: firstSentence(c.concern),
     confidence: "low",
     stale: false,
     pr,

@@ -4,6 +4,7 @@ import { onceEach } from "../models/sdk-warnings.js";
 import type { StoredEvent } from "../store/port.js";
 import { withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
+import { severityText } from "../contracts/severity-text.js";
 
 function summary(e: DissentEvent): string {
   switch (e.type) {
@@ -22,7 +23,9 @@ function summary(e: DissentEvent): string {
     case "ShippedWithKnownGap":
       return `PR #${e.pr}: ${e.concerns.length} gap(s)${e.wiki_entries.length ? `, wiki ${e.wiki_entries.join(", ")}` : ""}`;
     case "ConcernForwarded":
-      return `${e.concern.id} ${e.concern.severity} → ${e.concern.must_address_by} (${e.reason})`;
+      return `${e.concern.id} ${severityText(e.concern)} → ${e.concern.must_address_by} (${e.reason})`;
+    case "ConcernBlocked":
+      return `${e.concern.id} ${severityText(e.concern)} blocked ${e.stage} round ${e.round}`;
     case "ConcernAddressed":
       return `${e.resolution.concern_id} ${e.resolution.resolution_kind} by ${e.resolution.resolved_by}${e.resolution.settled === false ? " (claim)" : ""}`;
     case "LabelChanged":

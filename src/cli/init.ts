@@ -72,7 +72,7 @@ export function renderInitConfig(found: Found): string {
   const { routes } = defaultsFor(found);
   const width = Math.max(...Object.keys(routes).map((r) => r.length)) + 1;
   const comment: Record<string, string> = {
-    default: "executor, producers, complexity gate",
+    default: "executor, producers, complexity gate, verifier (second opinions)",
     challenger: "the audit gate's challenger",
     assumption_surfacer: "discover and plan councils",
     discovery: "discovery.* critics",
@@ -103,7 +103,7 @@ export function renderInitConfig(found: Found): string {
       ? ["# models_dir: ~/.cache/dissent/models", "# offline: false             # true (or DISSENT_OFFLINE=1): never download; place the files yourself"]
       : []),
     '# policies: ["No medical dosing advice."]   # text, or a path to a .md/.txt file',
-    "# budget: { max_calls_per_issue: 30 }",
+    "# budget: { max_calls_per_issue: 60, max_cycles_per_issue: 3 }   # over an issue's whole life (docs/configuration.md)",
     "",
   ].join("\n");
 }

@@ -3,6 +3,7 @@ import { RESOLUTION_KINDS, type Concern, type ResolutionKind, type StageRun } fr
 import { ConfigError, UsageError } from "../errors.js";
 import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
 import { STAGES } from "../pipeline/stages.js";
+import { severityText } from "../contracts/severity-text.js";
 import { json, withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
 import { table } from "./table.js";
@@ -128,7 +129,7 @@ function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
   return [
     `pending concerns (${pending.length}):`,
-    ...pending.map((c) => `  ${c.id}  ${c.severity.padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`),
+    ...pending.map((c) => `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`),
   ].join("\n");
 }
 
@@ -147,23 +148,25 @@ function progressLine(p: PipelineProgress): string | undefined {
             .map(([role, s]) => `${(role.split(".").pop() ?? role).replace(/_/g, " ")} ${s === "done" ? "✓" : s === "failed" ? "✗" : "…"}`)
             .join(" ")
         : "";
-      return `${p.phase} r${progress.round} ${progress.step === "producing" ? "producing…" : critics}`;
+      const step = progress.step === "producing" ? "producing…" : progress.step === "verifying" ? "second opinions…" : critics;
+      return `${p.phase} r${progress.round} ${step}`;
     }
   }
 }
 
 /** One line per finished stage (stderr): the same on a TTY and off it. */
 const stageDoneLine = (r: StageRun) =>
-  `dissent: ${r.phase} ${r.outcome} after ${r.rounds} round${r.rounds === 1 ? "" : "s"} · ${r.calls} call${r.calls === 1 ? "" : "s"} · ${r.concerns_forwarded} forwarded${r.critic_failures ? ` · ${r.critic_failures} critic failure${r.critic_failures === 1 ? "" : "s"}` : ""}`;
+  `dissent: ${r.phase} ${r.outcome} after ${r.rounds} round${r.rounds === 1 ? "" : "s"} · ${r.calls} call${r.calls === 1 ? "" : "s"} · ${r.concerns_forwarded} forwarded${r.second_opinions ? ` · ${r.second_opinions} second opinion${r.second_opinions === 1 ? "" : "s"}` : ""}${r.critic_failures ? ` · ${r.critic_failures} critic failure${r.critic_failures === 1 ? "" : "s"}` : ""}`;
 
 /** `dissent issue plan ID`. */
-export async function issuePlan(id: string, opts: Common & { cache: boolean; replay?: boolean }, io: Io): Promise<number> {
+export async function issuePlan(id: string, opts: Common & { cache: boolean; replay?: boolean; replan?: boolean }, io: Io): Promise<number> {
   if (!opts.cache && opts.replay) throw new UsageError("--no-cache and --replay cannot be used together");
   return withDissent(opts, io, async (d, status) => {
     let result: PlanResult;
     try {
       result = await d.planIssue(id, {
         cache: opts.replay ? "replay" : opts.cache ? "use" : "bypass",
+        ...(opts.replan ? { replan: true } : {}),
         onProgress: (p) => {
           if (p.kind === "stage-done") {
             status.print(stageDoneLine(p.run));

@@ -62,9 +62,9 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>"))
     .option("--artifact <name>", "print one artifact of the latest cycle: brief | shape | plan | acceptance_criteria")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueShow(id, opts, io)));
-  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>"))).action(
-    async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)),
-  );
+  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")))
+    .option("--replan", "plan an issue whose plan is already ready again (a new cycle; see docs/issue.md)")
+    .action(async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)));
   common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
     .requiredOption("--pr <n>", "the merging pull request number")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueMerged(id, opts, io)));

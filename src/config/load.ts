@@ -26,7 +26,14 @@ export const LIMITS = {
   policyBytes: 256 * 1024,
   promptBytes: 1024 * 1024,
   bodyBytes: 1024 * 1024,
+  /** Each of `project.context_files` (docs/configuration.md): it goes into every pipeline request. */
+  contextFileBytes: 64 * 1024,
 } as const;
+
+/** Default `budget.max_calls_per_issue`: about one full load-bearing cycle and two replans (ADR-021). */
+export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
+/** Default `budget.max_cycles_per_issue`. */
+export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
 export interface LoadOptions {
   /** `--config FILE` */
@@ -148,6 +155,20 @@ function keyLine(doc: ReturnType<typeof parseDocument>, lines: LineCounter, path
   return range ? `:${lines.linePos(range[0]).line}` : "";
 }
 
+/** `project:` with its context files read (capped, relative to the config file); a missing file is an error naming it. */
+function projectOf(project: ConfigFile["project"], baseDir: string, source: string): Config["project"] {
+  const files = (project?.context_files ?? []).map((path) => {
+    const full = resolve(baseDir, path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
+    if (!existsSync(full)) throw new ConfigError(`${source}: project.context_files: ${path} not found (${full})`);
+    try {
+      return { path, text: readCapped(full, LIMITS.contextFileBytes, "project context file").trim() };
+    } catch (e) {
+      throw new ConfigError(`${source}: project.context_files: ${(e as Error).message}`);
+    }
+  });
+  return { name: project?.name?.trim() || null, description: project?.description?.trim() || null, files };
+}
+
 /** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
 function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string | undefined>): string[] {
   const out: string[] = [];
@@ -210,7 +231,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
   const { source, baseDir, env, cwd } = at;
   const envHome = env.DISSENT_HOME;
   const home = envHome ? resolve(cwd, envHome) : file.home ? resolve(baseDir, file.home) : resolve(cwd, ".dissent");
-  const maxCalls = file.budget?.max_calls_per_issue ?? 30;
+  const maxCalls = file.budget?.max_calls_per_issue ?? DEFAULT_MAX_CALLS_PER_ISSUE;
   if (maxCalls < MIN_CALLS_PER_ISSUE) {
     throw new ConfigError(
       `${source}: budget.max_calls_per_issue is ${maxCalls}, below ${MIN_CALLS_PER_ISSUE}, the least a load-bearing issue needs (the gate call, one round of every stage: 5+5+5+2, and the plan reviewer)`,
@@ -238,7 +259,12 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     constraints: (file.constraints ?? []).map(policyIn("constraint file")),
     tracker: file.tracker ?? { type: "local" },
     store: file.store ?? { type: "sqlite" },
-    budget: { maxCallsPerIssue: maxCalls, maxUsdPerIssue: file.budget?.max_usd_per_issue ?? null },
+    budget: {
+      maxCallsPerIssue: maxCalls,
+      maxUsdPerIssue: file.budget?.max_usd_per_issue ?? null,
+      maxCyclesPerIssue: file.budget?.max_cycles_per_issue ?? DEFAULT_MAX_CYCLES_PER_ISSUE,
+    },
+    project: projectOf(file.project, baseDir, source),
     wiki: { maxEntries: file.wiki?.max_entries ?? 5, maxChars: file.wiki?.max_chars ?? 4000 },
     factory: {
       pollIntervalS: file.factory?.poll_interval_s ?? 60,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isObject, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
+import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
 /** Severity of a pipeline finding or Concern. Models may write it in any case ("High" is HIGH). */
 export const SEVERITIES = ["CRITICAL", "HIGH", "MEDIUM", "LOW"] as const;
@@ -20,6 +20,24 @@ export type ConcernPhase = z.infer<typeof ConcernPhase>;
 export const MustAddressBy = z.enum(["shape", "plan", "spec", "review", "implement"]);
 export type MustAddressBy = z.infer<typeof MustAddressBy>;
 
+/** What a second opinion on a lone HIGH decided (docs/issue.md, "How a HIGH becomes blocking"). */
+export const VERDICTS = ["confirm", "refute"] as const;
+export const Verdict = lenientEnum(VERDICTS);
+/** confirm or refute. */
+export type Verdict = (typeof VERDICTS)[number];
+
+/** The verifier's answer on a lone HIGH, as recorded on the Concern: its verdict, its reason, and the role that gave it. */
+export const SecondOpinion = z.object({ verdict: Verdict, reason: z.string(), by: z.string() });
+export type SecondOpinion = z.infer<typeof SecondOpinion>;
+
+/**
+ * Why a concern's severity is not the one its critic wrote (set with `raised_severity`): its quote is
+ * not in the artifact (`ungrounded`), no second critic or verifier backed a lone HIGH
+ * (`not_corroborated`), or the verifier refuted it (`refuted`).
+ */
+export const SEVERITY_CHANGES = ["ungrounded", "not_corroborated", "refuted"] as const;
+export type SeverityChange = (typeof SEVERITY_CHANGES)[number];
+
 /** The lingua franca of every adversarial voter (ADR-0064, src/pending_concerns.py:Concern). */
 export const Concern = z.object({
   id: z.string(),
@@ -29,6 +47,14 @@ export const Concern = z.object({
   severity: Severity,
   /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). CONTRACT §4 r2. */
   raised_severity: Severity.optional(),
+  /** Why the severity changed, when `raised_severity` is set (docs/issue.md). */
+  severity_change: z.enum(SEVERITY_CHANGES).optional(),
+  /** The verifier's verdict on a lone HIGH (docs/issue.md): confirmed ones block, refuted ones are MEDIUM. */
+  second_opinion: SecondOpinion.optional(),
+  /** The wiki entry (a known gap) the critic tied this finding to; such a HIGH blocks (docs/issue.md). */
+  known_gap: z.string().optional(),
+  /** Other critics of the round that raised the same concern (same fingerprint, or overlapping evidence), merged into this one. */
+  also_raised_by: z.array(z.string()).optional(),
   category: z.string(),
   concern: z.string(),
   evidence: z.string(),
@@ -84,6 +110,8 @@ const humanFlag = z.preprocess(
  */
 export const Finding = z.object({
   evidence: optionalText,
+  /** The id of a known gap from the request's `known_gaps` block this finding repeats (docs/issue.md). */
+  known_gap: optionalText,
   severity: Severity,
   category: optionalText,
   dimension: optionalText,
@@ -144,6 +172,25 @@ export function readCriteriaReply(value: unknown): Read<AcceptanceCriteriaReply>
   return { ok: true, value: { acceptance_criteria: list.items, ...(addressed.length ? { addressed } : {}) }, invalid: list.invalid, dropped: list.dropped };
 }
 
+/**
+ * The verifier's reply on one lone HIGH (docs/issue.md): it quotes the artifact and reasons before it
+ * decides, so `evidence` and `reason` come before `verdict` in the schema.
+ */
+export const VerifierReply = z.object({
+  evidence: optionalText,
+  reason: z.preprocess((v) => v ?? "", z.string()),
+  verdict: Verdict,
+});
+export type VerifierReply = z.infer<typeof VerifierReply>;
+
+/** Reads the verifier's reply leniently ("Confirm", "REFUTE"); a reply with no verdict is not one. */
+export function readVerifierReply(value: unknown): Read<VerifierReply> {
+  if (!isObject(value)) return { ok: false, error: "not an object" };
+  const r = VerifierReply.safeParse(value);
+  if (!r.success) return { ok: false, error: issueLine(r.error) };
+  return { ok: true, value: r.data, invalid: 0, dropped: [] };
+}
+
 /** The JSON form of a producer reply; plain markdown (with a fenced `addressed` block) is the usual one. */
 export const ProducerReply = z.object({
   artifact: z.string().min(1),
@@ -174,6 +221,12 @@ export const StageRun = z.object({
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
   cost_usd: z.number().nullable(),
+  /** Lone HIGHs put to the verifier (each one call; failed calls included). docs/issue.md */
+  second_opinions: z.number().int(),
+  /** Lone HIGHs kept as MEDIUM without a second opinion: beyond 3 in a round, or no budget left for one. */
+  second_opinions_skipped: z.number().int(),
+  /** Producer replies that named concern ids they were not given, or lacked the `## Decisions` section (each a warning line). */
+  producer_warnings: z.number().int(),
 });
 export type StageRun = z.infer<typeof StageRun>;
 

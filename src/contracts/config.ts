@@ -89,8 +89,21 @@ export const ConfigFile = z
     store: StoreConfig.optional(),
     budget: z
       .object({
+        /** Network calls over an issue's whole life, every planning cycle counted (docs/configuration.md). */
         max_calls_per_issue: z.number().int().min(1).max(1_000_000).optional(),
         max_usd_per_issue: z.number().positive().max(1e9).optional(),
+        /** Planning cycles an issue may have (a replan is a new cycle). */
+        max_cycles_per_issue: z.number().int().min(1).max(1000).optional(),
+      })
+      .strict()
+      .optional(),
+    /** What every pipeline role is told about the project the issue belongs to (docs/configuration.md). */
+    project: z
+      .object({
+        name: z.string().min(1).max(200).optional(),
+        description: z.string().max(4000).optional(),
+        /** Files read into the project block (paths relative to the config file; each at most 64 KiB). */
+        context_files: z.array(z.string().min(1)).max(16).optional(),
       })
       .strict()
       .optional(),
@@ -122,6 +135,14 @@ export const ConfigFile = z
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
 
+/** The project an issue belongs to, as the config names it (the GitHub tracker fills in what is missing). */
+export interface ProjectContext {
+  name: string | null;
+  description: string | null;
+  /** `context_files`, read at load: the path as written and the file's text. */
+  files: { path: string; text: string }[];
+}
+
 /** The resolved configuration every command works from. */
 export interface Config {
   /** Where the config came from (a path), or "defaults". */
@@ -138,7 +159,9 @@ export interface Config {
   constraints: string[];
   tracker: TrackerConfig;
   store: StoreConfig;
-  budget: { maxCallsPerIssue: number; maxUsdPerIssue: number | null };
+  budget: { maxCallsPerIssue: number; maxUsdPerIssue: number | null; maxCyclesPerIssue: number };
+  /** The project context given to every pipeline role; empty when the config names none. */
+  project: ProjectContext;
   wiki: { maxEntries: number; maxChars: number };
   factory: { pollIntervalS: number; concurrency: number; maxAttempts: number };
   telemetry: { otlpEndpoint: string | null; serviceName: string };

@@ -87,6 +87,19 @@ export const ConcernForwarded = z.object({
   reason: z.enum(["advisory", "exhausted", "oscillation", "budget", "crashed", "carried", "review"]),
 });
 
+/**
+ * A concern blocked a round of its stage (docs/issue.md): the producer is re-run with it attached.
+ * Not folded into the pending concerns — a blocking concern resolved inside the stage never becomes
+ * pending — but on the record, so every concern that blocks has its events and keeps its id.
+ */
+export const ConcernBlocked = z.object({
+  type: z.literal("ConcernBlocked"),
+  ...base,
+  stage: z.string(),
+  round: z.number().int(),
+  concern: Concern,
+});
+
 /** A factory worker could not plan an issue this time (CONTRACT §7); it is retried on a later poll with backoff. */
 export const IssuePlanFailed = z.object({
   type: z.literal("IssuePlanFailed"),
@@ -95,6 +108,8 @@ export const IssuePlanFailed = z.object({
   attempt: z.number().int(),
   error: z.string(),
   retry_at: z.string().nullable(),
+  /** The ceiling of the issue's life it reached (budget.max_calls_per_issue, …) and its value then: not retried until it is raised. */
+  ceiling: z.object({ setting: z.string(), max: z.number() }).optional(),
 });
 
 export const ConcernAddressed = z.object({
@@ -124,6 +139,7 @@ export const DissentEvent = z.discriminatedUnion("type", [
   LabelChanged,
   ModelCallEvent,
   IssuePlanFailed,
+  ConcernBlocked,
 ]);
 export type DissentEvent = z.infer<typeof DissentEvent>;
 export type EventType = DissentEvent["type"];

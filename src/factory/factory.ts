@@ -88,7 +88,7 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
     while (!stopping() && limit.activeCount + limit.pendingCount < settings.concurrency) {
       const job = await queue.take();
       if (!job) return;
-      const run: Promise<void> = limit(() => runJob(job, { ...deps, now }))
+      const run: Promise<void> = limit(() => runJob(job, { ...deps, now, reported }))
         .then(tally, (e: unknown) => stop(e))
         .finally(() => {
           running.delete(run);

@@ -12,7 +12,9 @@ export type FactoryLine =
   | { event: "skipped"; issue: string; cycle: number; reason: string; retry_at: string | null }
   | { event: "interrupted"; issue: string; cycle: number }
   | { event: "merged"; issue: string; pr: number; gaps: number; wiki_entries: string[] }
-  | { event: "gave_up"; issue: string; cycle: number; attempts: number; error: string | null };
+  | { event: "gave_up"; issue: string; cycle: number; attempts: number; error: string | null }
+  /** An issue past a ceiling of its life (docs/issue.md): not planned again until `setting` is raised. */
+  | { event: "ceiling"; issue: string; cycle: number; setting: string; error: string };
 
 /** A line as printed: stamped with its time. */
 export type StampedLine = FactoryLine & { at: string };
@@ -38,6 +40,8 @@ export function textLine(l: FactoryLine): string {
       return `${who} interrupted · state saved · the next factory (or dissent issue plan ${l.issue}) resumes it`;
     case "merged":
       return `${who} merged in PR #${l.pr} · ${plural(l.gaps, "known gap")} shipped${l.wiki_entries.length ? ` · wiki: ${l.wiki_entries.join(", ")}` : ""}`;
+    case "ceiling":
+      return `${who} not planned: ${l.error} · not retried until ${l.setting} is raised`;
     case "gave_up":
       return `${who} not retried: ${plural(l.attempts, "failed attempt")} in cycle ${l.cycle}${l.error ? ` (last: ${l.error})` : ""} · plan it with dissent issue plan ${l.issue}`;
   }

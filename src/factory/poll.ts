@@ -20,7 +20,7 @@ export interface PollDeps {
   store: Store;
   tracker: Tracker;
   queue: WorkQueue;
-  settings: Pick<FactorySettings, "maxAttempts">;
+  settings: Pick<FactorySettings, "maxAttempts" | "limits">;
   line: (l: FactoryLine) => void;
   /** Rounds already reported as given up (each is reported once per process). */
   reported: Set<string>;
@@ -45,12 +45,19 @@ export async function poll(deps: PollDeps): Promise<PollResult> {
       attemptsOf(
         failures.filter((f) => f.issue_id === issue.id),
         cycle,
+        { fromCycle: rows.get(issue.id)?.cycle ?? 0, limits: deps.settings.limits },
       ),
       deps.settings.maxAttempts,
       now(),
     );
     if (ready.ready) due.push(round);
-    else if (ready.why === "gave_up") {
+    else if (ready.why === "ceiling") {
+      gaveUp.push(round);
+      if (!deps.reported.has(roundKey(round))) {
+        deps.reported.add(roundKey(round));
+        deps.line({ event: "ceiling", issue: issue.id, cycle, setting: ready.setting, error: ready.lastError ?? `${ready.setting} reached` });
+      }
+    } else if (ready.why === "gave_up") {
       gaveUp.push(round);
       if (!deps.reported.has(roundKey(round))) {
         deps.reported.add(roundKey(round));

@@ -31,25 +31,51 @@ export function cycleToPlan(labels: readonly string[], row: PlanRow | undefined)
 /** What the factory knows of a round's earlier attempts: the IssuePlanFailed events of that cycle. */
 export interface Attempts {
   failed: number;
+  /** A ceiling of the issue's life that holds it (see `heldBy`): no attempt helps until the setting is raised. */
+  ceiling: string | null;
   /** When the last failure asked to be tried again (null: it was the last allowed). */
   retryAt: string | null;
   lastError: string | null;
 }
 
+/** The ceilings of an issue's life as configured now, by setting (null: none). */
+export type Limits = Readonly<Record<string, number | null>>;
+
+/**
+ * The ceiling failure that still holds an issue: one recorded for its current cycle or the next
+ * (the cycle that reached it, or the one it refused to start), whose setting has not been raised
+ * since. Raising it lets the factory try again; a later cycle that planned moves past it.
+ */
+export function heldBy(failures: readonly EventOf<"IssuePlanFailed">[], fromCycle: number, limits: Limits): EventOf<"IssuePlanFailed"> | undefined {
+  return failures.findLast((f) => {
+    if (!f.ceiling || f.cycle < fromCycle) return false;
+    const now = limits[f.ceiling.setting];
+    return now === undefined || now === null ? false : now <= f.ceiling.max;
+  });
+}
+
 /** Counts a round's failed attempts from the issue's IssuePlanFailed events (the store's, so every worker agrees). */
-export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycle: number): Attempts {
+export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycle: number, ceilings?: { fromCycle: number; limits: Limits }): Attempts {
   const mine = failures.filter((f) => f.cycle === cycle);
   const last = mine.at(-1);
-  return { failed: mine.length, retryAt: last?.retry_at ?? null, lastError: last?.error ?? null };
+  const held = ceilings ? heldBy(failures, ceilings.fromCycle, ceilings.limits) : undefined;
+  return {
+    failed: mine.length,
+    ceiling: held?.ceiling?.setting ?? null,
+    retryAt: last?.retry_at ?? null,
+    lastError: held?.error ?? last?.error ?? null,
+  };
 }
 
 /** Whether a round may be attempted now. */
 export type Readiness =
   | { ready: true; attempt: number }
   | { ready: false; why: "backoff"; retryAt: string }
-  | { ready: false; why: "gave_up"; failed: number; lastError: string | null };
+  | { ready: false; why: "gave_up"; failed: number; lastError: string | null }
+  | { ready: false; why: "ceiling"; setting: string; lastError: string | null };
 
 export function readiness(a: Attempts, maxAttempts: number, now: number): Readiness {
+  if (a.ceiling !== null) return { ready: false, why: "ceiling", setting: a.ceiling, lastError: a.lastError };
   if (a.failed >= maxAttempts) return { ready: false, why: "gave_up", failed: a.failed, lastError: a.lastError };
   if (a.failed > 0 && a.retryAt !== null && Date.parse(a.retryAt) > now) return { ready: false, why: "backoff", retryAt: a.retryAt };
   return { ready: true, attempt: a.failed + 1 };

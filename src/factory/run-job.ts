@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EventOf } from "../contracts/events.js";
 import type { Dissent } from "../dissent.js";
-import { LeaseHeld, messageOf, ProviderError } from "../errors.js";
+import { BudgetExceeded, LeaseHeld, messageOf, ProviderError } from "../errors.js";
 import { sumUsd } from "../models/pricing.js";
 import { holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
@@ -9,7 +9,7 @@ import type { Tracker } from "../trackers/port.js";
 import { retryDelayMs } from "./backoff.js";
 import { stageLine, type FactoryLine } from "./lines.js";
 import type { Job } from "./queue.js";
-import { attemptsOf, cycleToPlan, readiness } from "./rounds.js";
+import { attemptsOf, cycleToPlan, readiness, roundKey } from "./rounds.js";
 import { FOLLOW_UP_MARGIN_MS, type FactorySettings } from "./settings.js";
 import { verdictOf } from "./verdict.js";
 
@@ -23,6 +23,8 @@ export interface RunJobDeps {
   tracker: Tracker;
   settings: FactorySettings;
   line: (l: FactoryLine) => void;
+  /** Rounds already reported as not retried (each is reported once per process). */
+  reported?: Set<string>;
   now?: () => number;
 }
 
@@ -85,6 +87,18 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
           });
           return { kind: "skipped" };
         }
+        case "ceiling": {
+          // Past a ceiling of the issue's life: recorded once, never retried until the setting is raised.
+          const error = messageOf(e).split("\n")[0] ?? "";
+          const setting = BudgetExceeded.isInstance(e) ? (e.setting ?? "budget") : "budget";
+          const max = BudgetExceeded.isInstance(e) ? e.max : 0;
+          await job.finish((tx) =>
+            tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: null, ceiling: { setting, max } }]),
+          );
+          deps.reported?.add(roundKey({ issueId: job.issueId, cycle: job.cycle }));
+          line({ event: "ceiling", ...round, setting, error });
+          return { kind: "failed", gaveUp: true };
+        }
         case "failed": {
           const error = messageOf(e).split("\n")[0] ?? "";
           const last = attempt >= settings.maxAttempts;
@@ -112,10 +126,12 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
   try {
     // Under the lease, with fresh data: a round queued from a poll now out of date is not planned
     // again (an issue another worker just planned reads as planned here, never as new).
-    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle), settings.maxAttempts, now());
+    const row = await store.plan(job.issueId);
+    const ceilings = { fromCycle: row?.cycle ?? 0, limits: settings.limits };
+    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle, ceilings), settings.maxAttempts, now());
     if (ready.ready) attempt = ready.attempt; // (a failure from here on is this attempt's)
     const issue = await tracker.get(job.issueId);
-    const cycle = cycleToPlan(issue.labels, await store.plan(issue.id));
+    const cycle = cycleToPlan(issue.labels, row);
     if (cycle !== job.cycle || !ready.ready) {
       await job.finish();
       return { kind: "skipped" };
@@ -124,6 +140,9 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
     line({ event: "started", ...round, attempt, worker: `${holder.host} pid ${holder.pid}` });
     const mark = await store.lastSeq();
     const result = await deps.planner.planIssue(issue.id, {
+      // The queue chose this round from its labels (dissent-find, or a cycle left unfinished): a
+      // person moving a ready issue back to find asked for a new plan.
+      replan: true,
       holder,
       lease: leaseOpts,
       onProgress: (p) => {

@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import type { Config } from "../contracts/config.js";
 import { ConfigError, UsageError } from "../errors.js";
 import { LEASE_RENEW_MS, LEASE_TTL_MS } from "../pipeline/lease.js";
+import type { Limits } from "./rounds.js";
 
 /** How one `dissent factory` process runs (CONTRACT §7). */
 export interface FactorySettings {
@@ -20,6 +21,8 @@ export interface FactorySettings {
   host: string;
   /** How often an idle worker looks for queued jobs other workers enqueued (PostgreSQL). */
   queuePollMs: number;
+  /** The ceilings of an issue's life, by setting: an issue held by one is not retried until it is raised. */
+  limits: Limits;
 }
 
 /** How long after a lease held by another worker is found the round is tried again: the lease has expired by then. */
@@ -65,6 +68,11 @@ export function factorySettings(config: Config, flags: { once?: boolean; concurr
     leaseRenewMs,
     host,
     queuePollMs: QUEUE_POLL_MS,
+    limits: {
+      "budget.max_calls_per_issue": config.budget.maxCallsPerIssue,
+      "budget.max_cycles_per_issue": config.budget.maxCyclesPerIssue,
+      "budget.max_usd_per_issue": config.budget.maxUsdPerIssue,
+    },
   };
 }
 

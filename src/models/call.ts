@@ -50,6 +50,20 @@ export function requestKey(target: ModelTarget, request: ModelRequest, seed: num
   );
 }
 
+/**
+ * Network calls a request would cost if sent now: 0 when a target of its route has the reply cached
+ * (or under --replay, which never sends), else 1. Lets a caller budget a step the cache will serve.
+ */
+export async function networkCalls(meta: Pick<CallMeta, "role" | "routeAs">, request: ModelRequest, ctx: CallContext): Promise<number> {
+  if (ctx.cacheMode === "replay") return 0;
+  if (!ctx.cache || ctx.cacheMode === "bypass") return 1;
+  const route = ctx.router(meta.routeAs ?? meta.role);
+  for (const target of route.secondary ? [route.primary, route.secondary] : [route.primary]) {
+    if (await ctx.cache.get(requestKey(target, request, ctx.seed))) return 0;
+  }
+  return 1;
+}
+
 /** The longest Retry-After a call waits out; beyond it the call fails rather than retry early. */
 const MAX_RETRY_AFTER_MS = 60_000;
 

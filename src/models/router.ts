@@ -182,6 +182,22 @@ export function sameModelWarning(config: Config, producer: string, critics: read
   return `${what}: ${producer} and ${critics.length === 1 ? critics[0] : `all ${critics.length} critics`} use the same model (${p}); a model reviewing itself is weak dissent — route the ${critics.length === 1 ? "reviewer" : "critics"} to another model family`;
 }
 
+/**
+ * A one-line warning when the verifier (the second opinion on a lone HIGH) resolves to the same
+ * provider and model as a critic it checks: a model confirming its own finding is no second opinion.
+ */
+export function verifierWarning(config: Config, verifier: string, critics: readonly string[]): string | undefined {
+  const of = (role: string) => {
+    const s = routeSpecs(config, role)[0];
+    return s ? `${s.provider}:${s.model}` : "";
+  };
+  const v = of(verifier);
+  const same = [...new Set(critics)].filter((c) => of(c) === v);
+  if (!same.length) return undefined;
+  const who = same.length <= 3 ? same.join(", ") : `${same.slice(0, 3).join(", ")} and ${same.length - 3} more`;
+  return `the ${verifier} uses the same model as the critic${same.length === 1 ? "" : "s"} it checks (${who}: ${v}); a second opinion from the model that raised the finding is weak — route ${verifier} to another model family`;
+}
+
 /** A router over fixed AI SDK models, for the library: no config, no fallback. */
 export function fixedRouter(models: Record<string, LanguageModel>): Router {
   const targets = new Map<string, ModelTarget>();

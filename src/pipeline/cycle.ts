@@ -1,24 +1,46 @@
 import { concernIdOf } from "../adversarial/concern-id.js";
-import type { AdversarialState } from "../contracts/concern.js";
-import type { NewEvent } from "../contracts/events.js";
+import type { AdversarialState, Concern } from "../contracts/concern.js";
+import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import type { PlanRow, PlanStatus, Store } from "../store/port.js";
 import type { GateDecision } from "./complexity-gate.js";
 import type { ArtifactName } from "./stages.js";
 
 const ARTIFACTS: readonly ArtifactName[] = ["brief", "shape", "plan", "acceptance_criteria"];
 
+/** The key of a finding across an issue's cycles (docs/issue.md): the phase, the critic, and the fingerprint. */
+const findingKey = (phase: string, role: string, fp: string) => `${phase}\u0000${role}\u0000${fp}`;
+
+/** Every concern an issue ever recorded (blocked, forwarded or shipped), by finding key → its id, the first one seen. */
+export function concernHistory(events: readonly DissentEvent[]): Map<string, string> {
+  const ids = new Map<string, string>();
+  const see = (c: Concern) => {
+    const key = findingKey(c.phase, c.raised_by, c.fingerprint);
+    if (!ids.has(key)) ids.set(key, c.id);
+  };
+  for (const e of events) {
+    if (e.type === "ConcernForwarded" || e.type === "ConcernBlocked") see(e.concern);
+    else if (e.type === "ShippedWithKnownGap") e.concerns.forEach(see);
+  }
+  return ids;
+}
+
 /**
  * An issue's planning cycle, read and written through intent methods (DESIGN: the driver never
- * edits store rows). Concern ids are handed out in memory and become durable only with the stage
- * (or review) that raised them, so a killed stage re-run hands out the same ids and sends
- * byte-identical requests (issue #9 defect 3).
+ * edits store rows). The same finding (phase, critic, fingerprint) keeps its id in every cycle of the
+ * issue, read from the concerns its events recorded, so a replan sends byte-identical requests to
+ * every stage whose inputs did not change (docs/issue.md). New ids are handed out in memory and
+ * become durable only with the stage (or review) that raised them, so a killed stage re-run hands
+ * out the same ids (issue #9 defect 3).
  */
 export class PlanningCycle {
   private seq: number;
+  /** Ids handed out since the last commit, by finding key. */
+  private readonly handed = new Map<string, string>();
 
   private constructor(
     private readonly store: Store,
     private row: PlanRow,
+    private readonly history: Map<string, string>,
   ) {
     this.seq = row.concern_seq;
   }
@@ -31,7 +53,8 @@ export class PlanningCycle {
       row = { ...row, cycle: row.cycle + 1, status: "planning", route: null, route_reason: null, calls: 0, cost_usd: 0 };
       await store.savePlan(row);
     }
-    return new PlanningCycle(store, row);
+    const recorded = await store.events({ issueId, types: ["ConcernForwarded", "ConcernBlocked", "ShippedWithKnownGap"] });
+    return new PlanningCycle(store, row, concernHistory(recorded));
   }
 
   get issueId(): string {
@@ -83,16 +106,32 @@ export class PlanningCycle {
     return this.store.state(this.issueId);
   }
 
-  /** The id for a concern with this fingerprint: an already pending one keeps its id; a new one gets `{PHASE}-{ROLE}-{NNN}`. */
+  /**
+   * The id for a concern: the id the same finding (phase, critic, fingerprint) had before in this
+   * issue; else an already pending concern's with this fingerprint (it is the same concern, tracked);
+   * else a new `{PHASE}-{ROLE}-{NNN}`.
+   */
   concernId(pending: AdversarialState["pending_concerns"], fp: string, phase: string, role: string): string {
-    const known = pending.find((c) => c.fingerprint === fp);
-    if (known) return known.id;
-    return concernIdOf(phase, role, ++this.seq);
+    const key = findingKey(phase, role, fp);
+    const before = this.history.get(key) ?? this.handed.get(key);
+    if (before) return before;
+    const tracked = pending.find((c) => c.fingerprint === fp);
+    if (tracked) return tracked.id;
+    const id = concernIdOf(phase, role, ++this.seq);
+    this.handed.set(key, id);
+    return id;
   }
 
   /** Forgets ids handed out since the last commit (a stage that will be re-run). */
   rewindIds(): void {
     this.seq = this.row.concern_seq;
+    this.handed.clear();
+  }
+
+  /** Ids handed out are now on the record: later stages of this run reuse them like any recorded one. */
+  private keepIds(): void {
+    for (const [k, id] of this.handed) if (!this.history.has(k)) this.history.set(k, id);
+    this.handed.clear();
   }
 
   /** Commits one stage atomically: its artifact, its events and the concern counter (false if it was already committed). */
@@ -106,6 +145,7 @@ export class PlanningCycle {
       concernSeq: this.seq,
     });
     this.row = { ...this.row, concern_seq: this.seq };
+    this.keepIds();
     return done;
   }
 
@@ -118,6 +158,7 @@ export class PlanningCycle {
       this.row = { ...current, concern_seq: Math.max(current.concern_seq, this.seq) };
       await tx.savePlan(this.row);
     });
+    this.keepIds();
   }
 
   /** Ends the cycle with its status; the review's events land in the same transaction. */

@@ -3,8 +3,8 @@ import type { RoundProgress } from "../adversarial/retry-loop.js";
 import { toStageRun, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { transition } from "../contracts/labels.js";
-import { BudgetExceeded, DissentError, isFatal, RunError } from "../errors.js";
-import { callModel } from "../models/call.js";
+import { BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
+import { callModel, networkCalls } from "../models/call.js";
 import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
@@ -16,7 +16,8 @@ import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
-import { Meter, runStage, type CriticVoteReport, type Door, type KnownGaps } from "./stage-runner.js";
+import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
+import { Meter, runStage, type CostOf, type CriticVoteReport, type Door, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
 export type { CriticVoteReport, KnownGaps } from "./stage-runner.js";
@@ -34,9 +35,16 @@ export interface PlanIssueDeps {
   tracker: Tracker;
   /** The call door's configuration; the driver adds the issue, its budget and where events go. */
   calls: CallContext;
+  /** Network calls over the issue's whole life, every cycle counted (budget.max_calls_per_issue). */
   maxCalls: number;
-  /** A hard ceiling in dollars (budget.max_usd_per_issue), if set. */
+  /** A hard ceiling in dollars over the issue's whole life (budget.max_usd_per_issue), if set. */
   maxUsd?: number | null;
+  /** Planning cycles the issue may have (budget.max_cycles_per_issue); unlimited when absent. */
+  maxCycles?: number;
+  /** Plan an issue that is already `ready` again (`--replan`); without it that is a usage error. */
+  replan?: boolean;
+  /** The project block's text every role is given (docs/configuration.md `project`), read once the issue is. */
+  project?: () => Promise<string | undefined>;
   knownGaps?: (text: string) => Promise<KnownGaps | undefined>;
   onProgress?: (p: PipelineProgress) => void;
   /** Told of each critic's parsed vote (telemetry's evaluation events). */
@@ -75,16 +83,27 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   const issue = await deps.tracker.get(issueId);
   const id = issue.id;
   transition(issue.labels, "dissent-plan", id); // refuse an illegal move before anything changes
+  // A reviewed plan is not replanned by accident: a new cycle can flip it to needs_replan (docs/issue.md).
+  const before = await store.plan(id);
+  if (!deps.replan && (before?.status === "ready" || issue.labels.includes("dissent-ready"))) {
+    throw new UsageError(`issue ${id} is ready (its plan was reviewed); to plan it again, run dissent issue plan ${id} --replan`);
+  }
+  const project = await deps.project?.();
 
   const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
   const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
   const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
   try {
+    // The ceilings hold over the issue's whole life (docs/issue.md): checked before a new cycle starts.
+    const spent = await lifetimeUsage(store, id);
+    checkCeilings(id, await store.plan(id), spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null });
     const cycle = await PlanningCycle.startOrResume(store, id);
-    const budget = callBudget(deps.maxCalls, cycle.callsRecorded, deps.maxUsd ? { max: deps.maxUsd, spent: cycle.costRecorded } : undefined);
+    const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
     const meter = new Meter();
+    const callCtx = { ...deps.calls, issueId: id, budget, signal };
     const door: Door = (meta, request, parse, emit) =>
-      callModel(meta, request, { ...deps.calls, issueId: id, budget, signal, emit: emit ?? ((e) => store.append([e]).then(() => undefined)) }, parse);
+      callModel(meta, request, { ...callCtx, emit: emit ?? ((e) => store.append([e]).then(() => undefined)) }, parse);
+    const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     // A run killed with -9 (or whose lease expired) leaves its transient label behind: clear it first.
     await labels.clearStale();
@@ -94,7 +113,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     if (!cycle.route) {
       deps.onProgress?.({ kind: "gate" });
       const decision = await complexityGate({ ...issue, labels: labels.labels }, async () => {
-        const reply = await door({ role: "complexity_gate" }, gateRequest(issue));
+        const reply = await door({ role: "complexity_gate" }, gateRequest(issue, project));
         meter.record(reply.record);
         return reply.answer;
       });
@@ -104,9 +123,13 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
 
     const artifacts = await cycle.artifacts();
     const criteria = (): string[] => (artifacts.acceptance_criteria ? (JSON.parse(artifacts.acceptance_criteria) as string[]) : []);
+    // A replan of a merged issue shows its planner the gaps it shipped with, so they are not repeated.
+    const shipped = shippedGapsText(await store.events({ issueId: id, types: ["ShippedWithKnownGap"] }));
     const context = (): RoleContext => ({
       issue,
       artifacts: { ...artifacts, ...(artifacts.acceptance_criteria ? { acceptance_criteria: renderCriteria(criteria()) } : {}) },
+      ...(project ? { project } : {}),
+      ...(shipped ? { shippedGaps: shipped } : {}),
     });
     // A concern a person resolved is settled: raised again (say, from the cache in a later cycle), it is not pending again.
     const humanResolved = new Set((await cycle.state()).addressed_concerns.filter((r) => r.resolved_by === "human").map((r) => r.fingerprint));
@@ -122,6 +145,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
           issueId: id,
           cycle,
           door,
+          costOf,
           append: (events) => store.append(events),
           budget,
           reserve: reserveAfter(i),
@@ -158,8 +182,12 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     if (artifacts.plan === undefined) {
       // The cycle is over: the next `issue plan` starts a new one (what was already asked is in the cache, free).
       await cycle.finish("budget", []);
-      throw new RunError(
-        `no plan could be made for issue ${id}: the call budget of ${budget.max} model calls ran out before the planner finished (${budget.used()} used); raise budget.max_calls_per_issue and run dissent issue plan ${id} again (replies already received come from the cache)`,
+      throw new BudgetExceeded(
+        `no plan could be made for issue ${id}: its call budget of ${budget.max} model calls ran out before the planner finished (${budget.used()} used over all its cycles); raise budget.max_calls_per_issue and run dissent issue plan ${id} again (replies already received come from the cache)`,
+        budget.max,
+        budget.used(),
+        "calls",
+        "budget.max_calls_per_issue",
       );
     }
 

@@ -6,6 +6,8 @@ import {
   readAddressed,
   readCriteriaReply,
   readFindingsReply,
+  readVerifierReply,
+  VerifierReply,
   type AddressedItem,
   type Concern,
   type ConcernResolution,
@@ -20,10 +22,14 @@ import { promptFile } from "../prompts.js";
 import type { TrackedIssue } from "../trackers/port.js";
 import type { ArtifactName } from "./stages.js";
 
-/** What a role is shown: the issue and the earlier artifacts it needs. */
+/** What a role is shown: the project, the issue and the earlier artifacts it needs. */
 export interface RoleContext {
   issue: TrackedIssue;
   artifacts: Partial<Record<ArtifactName, string>>;
+  /** The project the issue belongs to (docs/configuration.md `project`), as its data block's text. */
+  project?: string;
+  /** Gaps this issue shipped with in an earlier merge, as lines: the planner of a replan must not repeat them. */
+  shippedGaps?: string;
 }
 
 /** Renders acceptance criteria as a markdown list. */
@@ -39,15 +45,21 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
   acceptance_criteria: "acceptance criteria",
 };
 
-/** The issue, then each earlier artifact the role needs, each as a data block (CONTRACT §4 r2). */
+/**
+ * The project, the issue, then each earlier artifact the role needs, each as a data block (CONTRACT
+ * §4 r2). The order is the one prompt caching wants: what is shared by most requests first.
+ */
 function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[]): string[] {
-  const blocks = [dataBlock("issue", issueText(ctx.issue))];
+  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue))];
   for (const name of names) {
     const text = ctx.artifacts[name];
     if (text) blocks.push(dataBlock("artifact", text, name));
   }
   return blocks;
 }
+
+/** The project block, first in every request after the system rules (docs/configuration.md `project`). */
+const projectBlock = (ctx: RoleContext): string[] => (ctx.project ? [dataBlock("project", ctx.project)] : []);
 
 /** The fields of a concern a model needs to answer it (no fingerprints or timestamps, so requests stay byte-identical on resume). */
 export const concernBrief = (c: Concern) => ({
@@ -68,11 +80,12 @@ function persona(role: string, ...formats: string[]): { system: string; file: { 
   return { system: parts.join("\n\n"), file: { name: p.name, hash: p.hash } };
 }
 
-let schemas: { findings: ReplySchema; criteria: ReplySchema } | undefined;
+let schemas: { findings: ReplySchema; criteria: ReplySchema; verifier: ReplySchema } | undefined;
 /** JSON Schemas sent as `response_format`, derived once from the zod schemas. */
 function replySchemas() {
   schemas ??= {
     findings: { name: "findings", jsonSchema: z.toJSONSchema(FindingsReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown> },
+    verifier: { name: "second_opinion", jsonSchema: z.toJSONSchema(VerifierReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown> },
     criteria: {
       name: "acceptance_criteria",
       jsonSchema: z.toJSONSchema(AcceptanceCriteriaReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
@@ -101,6 +114,12 @@ export function producerRequest(
   const criteria = artifact === "acceptance_criteria";
   const { system, file } = persona(role, ...(criteria ? [] : ["_format-producer"]));
   const first = [...contextBlocks(ctx, inputs)];
+  if (artifact === "plan" && ctx.shippedGaps) {
+    first.push(
+      "This issue was planned and merged before, and shipped with the known gaps below. The new plan must not repeat them: close each one, or say in the plan why it stays.",
+      dataBlock("shipped_gaps", ctx.shippedGaps),
+    );
+  }
   if (pending.length) {
     first.push(
       `Earlier stages could not resolve the concerns below. Answer each in your ${ARTIFACT_TITLES[artifact]} and report it in "addressed".`,
@@ -116,7 +135,9 @@ export function producerRequest(
       {
         role: "user",
         content: [
-          "The council blocked this draft for the concerns below. Revise it to resolve each one, keep what already works, and answer each in the `## Decisions` section: what changed, or why not.",
+          criteria
+            ? 'The judge blocked these criteria for the concerns below. Revise them to resolve each one, keep what already works, and report each you resolved in "addressed".'
+            : "The council blocked this draft for the concerns below. Revise it to resolve each one, keep what already works, and answer each in the `## Decisions` section: what changed, or why not.",
           dataBlock("blocking_concerns", json(retry.blocking.map(concernBrief))),
           producerTask(role, artifact, true),
         ].join("\n\n"),
@@ -219,7 +240,10 @@ export function criticRequest(
     dataBlock("under_review", artifact.text, artifact.name),
   ];
   if (extras.knownGaps)
-    parts.push("Known gaps that shipped unresolved in earlier work (check whether this artifact repeats one):", dataBlock("known_gaps", extras.knownGaps));
+    parts.push(
+      'Known gaps that shipped unresolved in earlier work, each as "[id] SEVERITY title": if this artifact repeats one, set "known_gap" to its id.',
+      dataBlock("known_gaps", extras.knownGaps),
+    );
   if (extras.tracked?.length) {
     parts.push(
       "Concerns already tracked for this phase — do not raise them again in new words:",
@@ -253,7 +277,12 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
   const serious = pending.filter((c) => isSerious(c.severity));
   const minor = pending.filter((c) => !isSerious(c.severity));
   const shown = [...serious, ...minor.slice(0, REVIEWER_MINOR_LIMIT)];
-  const parts = [dataBlock("issue", issueText(ctx.issue)), "The plan under review:", dataBlock("under_review", ctx.artifacts.plan ?? "", "plan")];
+  const parts = [
+    ...projectBlock(ctx),
+    dataBlock("issue", issueText(ctx.issue)),
+    "The plan under review:",
+    dataBlock("under_review", ctx.artifacts.plan ?? "", "plan"),
+  ];
   if (ctx.artifacts.acceptance_criteria) parts.push(dataBlock("artifact", ctx.artifacts.acceptance_criteria, "acceptance_criteria"));
   parts.push(
     shown.length ? "Pending concerns (each CRITICAL or HIGH one is a must-address constraint):" : "Pending concerns: none.",
@@ -272,12 +301,42 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
   return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
 }
 
-/** The ComplexityGate's request: title and body, answered with one word. */
-export function gateRequest(issue: TrackedIssue): ModelRequest {
+/** The ComplexityGate's request: the project, title and body, answered with one word. */
+export function gateRequest(issue: TrackedIssue, project?: string): ModelRequest {
   const { system, file } = persona("complexity_gate");
+  const parts = [...projectBlock({ issue, artifacts: {}, ...(project ? { project } : {}) }), dataBlock("issue", issueText(issue))];
   return {
     system,
-    messages: [{ role: "user", content: `${dataBlock("issue", issueText(issue))}\n\nTask: answer with one word, TRIVIAL or LOAD-BEARING.` }],
+    messages: [{ role: "user", content: `${parts.join("\n\n")}\n\nTask: answer with one word, TRIVIAL or LOAD-BEARING.` }],
     promptFile: file,
   };
+}
+
+/**
+ * The verifier's request (docs/issue.md): the context the critic had, the artifact under review, and
+ * the one finding to confirm or refute, as data. It quotes, reasons, then decides.
+ */
+export function verifierRequest(
+  role: string,
+  ctx: RoleContext,
+  criticInputs: readonly ArtifactName[],
+  artifact: { name: ArtifactName; text: string },
+  concern: Concern,
+): ModelRequest {
+  const { system, file } = persona(role);
+  const finding = { severity: concern.severity, category: concern.category, concern: concern.concern, evidence: concern.evidence };
+  const parts = [
+    ...contextBlocks(ctx, criticInputs),
+    `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
+    dataBlock("under_review", artifact.text, artifact.name),
+    `One critic (${concern.raised_by}) raised this finding as ${concern.severity}; no other critic of its council raised it:`,
+    dataBlock("finding", json(finding)),
+    `Task: decide whether the finding is a real defect of the ${ARTIFACT_TITLES[artifact.name]} under review, as serious as stated: quote the line it is about as "evidence", give your "reason", then "verdict": "confirm" or "refute".`,
+  ];
+  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().verifier, promptFile: file };
+}
+
+/** The verifier's reply, read leniently; a quote of the artifact or the finding is never the reply. */
+export function parseVerdict(answer: string, quotedFrom: readonly string[]): Parsed<VerifierReply> {
+  return parseStructured(answer, readVerifierReply, { quotedFrom });
 }

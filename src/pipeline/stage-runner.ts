@@ -1,4 +1,5 @@
-import { AdversarialRetryLoop, type Critic, type RoundProgress, type Usage } from "../adversarial/retry-loop.js";
+import { AdversarialRetryLoop, type Critic, type CostedProducer, type RoundProgress, type Usage, type Verifier } from "../adversarial/retry-loop.js";
+import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { CallRecord } from "../contracts/audit.js";
 import type { AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
@@ -8,8 +9,20 @@ import type { Parsed } from "../models/json.js";
 import { roundUsd } from "../models/pricing.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
+import { producerFaults } from "./producer-faults.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import { criticRequest, issueText, parseCriteria, parseFindings, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
+import {
+  criticRequest,
+  issueText,
+  parseCriteria,
+  parseFindings,
+  parseProducer,
+  parseVerdict,
+  producerRequest,
+  renderCriteria,
+  verifierRequest,
+  type RoleContext,
+} from "./roles.js";
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** The one model door as the pipeline uses it; `emit` overrides where the call's ModelCall event goes. */
@@ -19,6 +32,9 @@ export type Door = <T>(
   parse?: (answer: string) => Parsed<T>,
   emit?: (event: NewEvent) => void,
 ) => Promise<ModelReply<T>>;
+
+/** Network calls a request would cost now (0 when its reply is cached): lets a round served from the cache through the budget check. */
+export type CostOf = (meta: CallMeta, request: ModelRequest) => Promise<number>;
 
 /** Known gaps from the wiki for the assumption surfacer (CONTRACT §4 carryover). */
 export interface KnownGaps {
@@ -68,6 +84,8 @@ export interface StageDeps {
   issueId: string;
   cycle: PlanningCycle;
   door: Door;
+  /** What a request would cost now; without it every call counts as one. */
+  costOf?: CostOf;
   append: (events: NewEvent[]) => Promise<unknown>;
   budget: CallBudget;
   /** Calls the later stages and the reviewer need (never spent here). */
@@ -90,23 +108,31 @@ export interface StageOutcomeResult {
   artifact: string | undefined;
 }
 
-const render = (a: string | string[]) => (Array.isArray(a) ? renderCriteria(a) : a);
-
+type Artifact = string | string[];
+const render = (a: Artifact) => (Array.isArray(a) ? renderCriteria(a) : a);
 /**
- * Runs one stage of the table: the producer and its council in one AdversarialRetryLoop, then
- * commits the artifact, the stage's events and the concern counter in one transaction.
+ * Runs one stage of the table: the producer, its council and (in councils of two or more) the
+ * verifier in one AdversarialRetryLoop, then commits the artifact and the stage's events in one
+ * transaction.
  */
 export async function runStage(stage: PipelineStage, state: AdversarialState, deps: StageDeps): Promise<StageOutcomeResult> {
   const { issueId } = deps;
-  const due = state.pending_concerns.filter((c) => c.must_address_by === stage.phase);
+  // In id order, not in the order the fold met them: a replan shows the same concerns in the same bytes.
+  const due = state.pending_concerns.filter((c) => c.must_address_by === stage.phase).sort((a, b) => ascending(a.id, b.id));
+  // The criteria writer writes nothing the plan does not build: plan-level concerns go on to the reviewer.
+  const given = stage.answersPending ? due : [];
   const criteriaStage = stage.artifact === "acceptance_criteria";
+  const cost: CostOf = deps.costOf ?? (async () => 1);
 
-  // Critics answer in parallel, in whatever order; their ModelCall events are appended in council
-  // order once the round is over, so identical inputs give identical event logs.
-  const roundEvents = new Map<string, NewEvent[]>();
-  const flushCritics = async () => {
-    const events = stage.critics.flatMap((role) => roundEvents.get(role) ?? []);
-    roundEvents.clear();
+  // Critics and second opinions answer in parallel, in whatever order; their ModelCall events are
+  // appended in council order, then in the order of the verified concerns' ids, once the round is
+  // over, so identical inputs give identical event logs.
+  const slots = new Map<string, NewEvent[]>();
+  const sinkFor = (slot: string) => (e: NewEvent) => void slots.set(slot, [...(slots.get(slot) ?? []), e]);
+  const flush = async () => {
+    const order = [...stage.critics, ...[...slots.keys()].filter((k) => k.startsWith(`${VERIFIER_ROLE}#`)).sort(ascending)];
+    const events = order.flatMap((slot) => slots.get(slot) ?? []);
+    slots.clear();
     if (events.length) await deps.append(events);
   };
 
@@ -125,56 +151,93 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     }
   };
 
-  const producer = async (input: { round: number; previous: string | string[] | undefined; blocking: readonly Concern[] }) => {
-    await flushCritics();
+  const producerCall = (input: { round: number; previous: Artifact | undefined; blocking: readonly Concern[] }) => {
     const retry = input.previous !== undefined && input.blocking.length ? { previous: render(input.previous), blocking: input.blocking } : undefined;
-    const request = producerRequest(stage.producer, stage.artifact, deps.context(), stage.inputs, due, retry);
-    const reply = await call({ role: stage.producer, stage: stage.stage, round: input.round }, request);
-    if (criteriaStage) {
-      const { criteria, addressed } = parseCriteria(stage.producer, reply.answer, contextTexts());
-      return { artifact: criteria as string | string[], addressed };
-    }
-    const { artifact, addressed } = parseProducer(stage.producer, reply.answer);
-    return { artifact: artifact as string | string[], addressed };
+    const request = producerRequest(stage.producer, stage.artifact, deps.context(), stage.inputs, given, retry);
+    return { meta: { role: stage.producer, stage: stage.stage, round: input.round }, request };
+  };
+  const producer: CostedProducer<Artifact> = {
+    calls: async (input) => {
+      const { meta, request } = producerCall(input);
+      return cost(meta, request);
+    },
+    produce: async (input) => {
+      await flush();
+      const { meta, request } = producerCall(input);
+      const reply = await call(meta, request);
+      const parsed = criteriaStage
+        ? (({ criteria, addressed }) => ({ artifact: criteria as Artifact, addressed }))(parseCriteria(stage.producer, reply.answer, contextTexts()))
+        : parseProducer(stage.producer, reply.answer);
+      const shown = [...(input.previous !== undefined ? input.blocking : []), ...given];
+      const warnings = producerFaults(stage.producer, `${stage.stage} round ${input.round}`, parsed, shown);
+      return { artifact: parsed.artifact, addressed: parsed.addressed, ...(warnings.length ? { warnings } : {}) };
+    },
   };
 
-  const critics: Critic<string | string[]>[] = stage.critics.map((role) => ({
+  const criticCall = (role: string, artifact: Artifact, review: { round: number; previous?: readonly Finding[] }) => {
+    const known = role === "assumption_surfacer" ? deps.knownGaps : undefined;
+    const request = criticRequest(
+      role,
+      deps.context(),
+      stage.criticInputs,
+      { name: stage.artifact, text: render(artifact) },
+      {
+        ...(known ? { knownGaps: known.text } : {}),
+        ...(review.previous ? { previous: review.previous } : {}),
+        tracked: due,
+        categories: stage.categories,
+      },
+    );
+    return { meta: { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) }, request, known };
+  };
+  const critics: Critic<Artifact>[] = stage.critics.map((role) => ({
     role,
+    calls: async (artifact, review) => {
+      const { meta, request } = criticCall(role, artifact, review);
+      return cost(meta, request);
+    },
     review: async (artifact, review) => {
+      const { meta, request, known } = criticCall(role, artifact, review);
       const text = render(artifact);
-      const known = role === "assumption_surfacer" ? deps.knownGaps : undefined;
-      const sink = (e: NewEvent) => void roundEvents.set(role, [...(roundEvents.get(role) ?? []), e]);
-      const request = criticRequest(
-        role,
-        deps.context(),
-        stage.criticInputs,
-        { name: stage.artifact, text },
-        {
-          ...(known ? { knownGaps: known.text } : {}),
-          ...(review.previous ? { previous: review.previous } : {}),
-          tracked: due,
-          categories: stage.categories,
-        },
-      );
-      const reply = await call(
-        { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) },
-        request,
-        // A findings object quoted from the artifact or the issue is never the critic's reply.
-        (answer) => parseFindings(answer, [text, ...contextTexts()]),
-        sink,
-      );
+      // A findings object quoted from the artifact or the issue is never the critic's reply.
+      const reply = await call(meta, request, (answer) => parseFindings(answer, [text, ...contextTexts()]), sinkFor(role));
       const parsed = reply.parsed;
       if (!parsed?.ok)
         throw new ReplyFormatError(`${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`);
       deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
-      return { findings: parsed.value.findings, invalid: parsed.invalid };
+      return { findings: parsed.value.findings, invalid: parsed.invalid, ...(known ? { knownGaps: known.ids } : {}) };
     },
   }));
+
+  // The second opinion on a lone HIGH: in councils of two or more (the one-critic spec stage blocks on its judge alone).
+  const verifierCall = (artifact: Artifact, concern: Concern, round: number) => ({
+    meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
+    request: verifierRequest(VERIFIER_ROLE, deps.context(), stage.criticInputs, { name: stage.artifact, text: render(artifact) }, concern),
+  });
+  const verifier: Verifier<Artifact> | undefined =
+    stage.critics.length >= 2
+      ? {
+          role: VERIFIER_ROLE,
+          calls: async (artifact, concern, round) => {
+            const { meta, request } = verifierCall(artifact, concern, round);
+            return cost(meta, request);
+          },
+          check: async (artifact, concern, round) => {
+            const { meta, request } = verifierCall(artifact, concern, round);
+            const slot = `${VERIFIER_ROLE}#${concern.id}`; // flushed in concern-id order, after the critics
+            const finding = JSON.stringify({ concern: concern.concern, evidence: concern.evidence });
+            const reply = await call(meta, request, (answer) => parseVerdict(answer, [render(artifact), finding, ...contextTexts()]), sinkFor(slot));
+            const parsed = reply.parsed;
+            if (!parsed?.ok) throw new ReplyFormatError(`${VERIFIER_ROLE} reply is not a verdict: ${parsed?.error ?? "empty"}`);
+            return { verdict: parsed.value.verdict, reason: parsed.value.reason, evidence: parsed.value.evidence ?? "" };
+          },
+        }
+      : undefined;
 
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
   const mark = deps.meter.now();
-  const loop = new AdversarialRetryLoop<string | string[]>(producer, critics);
+  const loop = new AdversarialRetryLoop<Artifact>(producer, critics, verifier);
   let result: Awaited<ReturnType<typeof loop.run>>;
   try {
     result = await loop.run(stage, {
@@ -197,13 +260,19 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     throw e;
   } finally {
     await Promise.all(started);
-    await flushCritics(); // an aborted round's calls are still on the record
+    await flush(); // an aborted round's calls are still on the record
   }
 
-  const answered = resolutionEvents(issueId, due, result.addressed, { kind: "producer", role: stage.producer }, deps.now);
+  // Resolutions come only from the draft the council accepted (result.addressed is empty otherwise).
+  const settledHere = new Set(result.resolved);
+  const answered = resolutionEvents(issueId, given, result.addressed, { kind: "producer", role: stage.producer }, deps.now).filter(
+    (e) => e.type !== "ConcernAddressed" || !settledHere.has(e.resolution.concern_id),
+  );
   const carried = result.artifact === undefined ? [] : carryEvents(issueId, due, answered, stage.mustAddressBy, "carried");
   const content = result.artifact === undefined ? undefined : Array.isArray(result.artifact) ? JSON.stringify(result.artifact) : result.artifact;
   const artifact: { name: ArtifactName; content: string } | undefined = content === undefined ? undefined : { name: stage.artifact, content };
   await deps.cycle.commitStage(stage.stage, artifact, [...answered, ...carried, ...buffered].filter(deps.keep));
   return { stageRun: result.stageRun, artifact: content };
 }
+
+const ascending = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

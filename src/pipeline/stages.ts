@@ -1,5 +1,6 @@
 import type { MustAddressBy, StagePhase } from "../contracts/concern.js";
 import type { StageSpec } from "../adversarial/retry-loop.js";
+import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { TransientLabel } from "../contracts/labels.js";
 
 /** The artifacts the pipeline builds, by name. */
@@ -21,6 +22,11 @@ export interface PipelineStage extends StageSpec {
   criticInputs: readonly ArtifactName[];
   /** The fixed category vocabulary this stage's critics write (CONTRACT §4 r2 calibrated critics). */
   categories: readonly string[];
+  /**
+   * Whether the producer is given the pending concerns due at this phase. The criteria writer is not:
+   * it writes nothing the plan does not build, so plan-level concerns go on to the reviewer instead.
+   */
+  answersPending: boolean;
 }
 
 /** The pipeline is a table (CONTRACT §4): adding a voter is a line here and a persona file. */
@@ -36,6 +42,7 @@ export const STAGES: readonly PipelineStage[] = [
     inputs: [],
     criticInputs: [],
     categories: ["problem", "evidence", "assumption", "existing_solution", "validation", "scope"],
+    answersPending: true,
   },
   {
     stage: "shape_council",
@@ -48,6 +55,7 @@ export const STAGES: readonly PipelineStage[] = [
     inputs: ["brief"],
     criticInputs: ["brief"],
     categories: ["scope", "approach", "user_impact", "architecture", "value", "risk"],
+    answersPending: true,
   },
   {
     stage: "plan_council",
@@ -60,6 +68,7 @@ export const STAGES: readonly PipelineStage[] = [
     inputs: ["brief", "shape"],
     criticInputs: ["shape"],
     categories: ["assumption", "buildability", "ordering", "test_gap", "risk", "rollback", "scope"],
+    answersPending: true,
   },
   {
     // ADR-0064 puts the pre-implementation SpecJudge in the plan phase: it shares the plan label.
@@ -72,7 +81,11 @@ export const STAGES: readonly PipelineStage[] = [
     artifact: "acceptance_criteria",
     inputs: ["plan"],
     criticInputs: ["plan"],
-    categories: ["missing_criterion", "not_in_plan", "contradiction", "unobservable"],
+    categories: ["missing_criterion", "not_in_plan", "contradiction", "unobservable", "plan_gap"],
+    // Criteria-level findings (MEDIUM and up) go back to the criteria writer, which can fix them; a
+    // defect of the plan itself (`plan_gap`) is forwarded to the reviewer with its severity (docs/issue.md).
+    rules: { returnAtLeast: "MEDIUM", forwardCategories: ["plan_gap"] },
+    answersPending: false,
   },
 ];
 
@@ -93,5 +106,10 @@ export function reserveAfter(index: number): number {
   return STAGES.slice(index + 1).reduce((n, s) => n + roundCalls(s), 0) + 1;
 }
 
-/** Every role `issue plan` may call, in the order it calls them. */
-export const PIPELINE_ROLES: readonly string[] = ["complexity_gate", ...new Set(STAGES.flatMap((s) => [s.producer, ...s.critics])), "plan_reviewer"];
+/** Every role `issue plan` may call, in the order it calls them (the verifier gives second opinions in councils of two or more). */
+export const PIPELINE_ROLES: readonly string[] = [
+  "complexity_gate",
+  ...new Set(STAGES.flatMap((s) => [s.producer, ...s.critics])),
+  VERIFIER_ROLE,
+  "plan_reviewer",
+];

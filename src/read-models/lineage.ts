@@ -9,6 +9,15 @@ export interface WikiRef {
   stale: boolean;
 }
 
+/** The fields that say how a concern's severity came to be, as the concern carries them now. */
+const severityFacts = (c: Concern) => ({
+  ...(c.raised_severity ? { raised_severity: c.raised_severity } : {}),
+  ...(c.severity_change ? { severity_change: c.severity_change } : {}),
+  ...(c.second_opinion ? { second_opinion: c.second_opinion } : {}),
+  ...(c.known_gap ? { known_gap: c.known_gap } : {}),
+  ...(c.also_raised_by?.length ? { also_raised_by: c.also_raised_by } : {}),
+});
+
 const start = (c: Concern): ConcernLineage => ({
   id: c.id,
   fingerprint: c.fingerprint,
@@ -16,12 +25,13 @@ const start = (c: Concern): ConcernLineage => ({
   evidence: c.evidence,
   category: c.category,
   severity: c.severity,
-  ...(c.raised_severity ? { raised_severity: c.raised_severity } : {}),
+  ...severityFacts(c),
   raised_by: c.raised_by,
   stage: c.stage,
   phase: c.phase,
   raised_at: c.raised_at,
   human_required: c.human_required,
+  blocked: [],
   forwarded: [],
   resolutions: [],
   status: "pending",
@@ -54,10 +64,17 @@ export function concernLineage(
     return l;
   };
   for (const e of events) {
-    if (e.type === "ConcernForwarded") {
+    if (e.type === "ConcernBlocked") {
+      of(e.concern).blocked.push({ seq: e.seq, at: e.at, stage: e.stage, round: e.round });
+    } else if (e.type === "ConcernForwarded") {
       const l = of(e.concern);
       l.severity = e.concern.severity;
       l.human_required = e.concern.human_required;
+      // The latest word on its severity replaces what an earlier record said.
+      l.raised_severity = e.concern.raised_severity;
+      l.severity_change = e.concern.severity_change;
+      l.second_opinion = e.concern.second_opinion;
+      l.known_gap = e.concern.known_gap;
       l.forwarded.push({ seq: e.seq, at: e.at, to: e.concern.must_address_by, reason: e.reason, severity: e.concern.severity });
     } else if (e.type === "ConcernAddressed") {
       const r = e.resolution;
@@ -82,6 +99,6 @@ export function concernLineage(
       l.given_to = givenTo(entry.id).filter((u) => u.issue_id !== issueId);
     }
   }
-  const first = (l: ConcernLineage) => l.forwarded[0]?.seq ?? l.shipped?.seq ?? Number.MAX_SAFE_INTEGER;
+  const first = (l: ConcernLineage) => Math.min(l.blocked[0]?.seq ?? Number.MAX_SAFE_INTEGER, l.forwarded[0]?.seq ?? l.shipped?.seq ?? Number.MAX_SAFE_INTEGER);
   return out.sort((a, b) => first(a) - first(b));
 }

@@ -135,6 +135,14 @@ export interface CycleTimeline {
   usage: Usage;
 }
 
+/** A round a concern blocked: the producer was re-run with it attached. */
+export interface ConcernBlock {
+  seq: number;
+  at: string;
+  stage: string;
+  round: number;
+}
+
 /** One step of a concern's way through the pipeline. */
 export interface ConcernForward {
   seq: number;
@@ -172,11 +180,19 @@ export interface ConcernLineage {
   category: string;
   severity: Concern["severity"];
   raised_severity?: Concern["severity"];
+  /** Why the severity differs from what the critic wrote (docs/issue.md). */
+  severity_change?: Concern["severity_change"];
+  /** The verifier's verdict on a lone HIGH. */
+  second_opinion?: Concern["second_opinion"];
+  known_gap?: string;
+  also_raised_by?: string[];
   raised_by: string;
   stage: string;
   phase: Concern["phase"];
   raised_at: string;
   human_required: boolean;
+  /** Rounds it blocked, oldest first. */
+  blocked: ConcernBlock[];
   forwarded: ConcernForward[];
   resolutions: ConcernStep[];
   /** Where it stands now. */

@@ -108,6 +108,10 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
       const n = issueNumber(id);
       return moveLabels(session, n, change, async () => (await getIssue(n)).labels);
     },
+    async project() {
+      const { data } = await session.step(`reading repository ${config.repo}`, (gh) => gh.rest.repos.get({ owner, repo }));
+      return { name: data.full_name || config.repo, description: data.description ?? null };
+    },
     async publishPlan(id, report) {
       const n = issueNumber(id);
       await writeComment(n, PLAN_MARKER, planComment(String(n), report));

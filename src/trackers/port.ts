@@ -40,4 +40,6 @@ export interface Tracker {
   recordMerged(id: string, pr: number, gaps: readonly Concern[]): Promise<void>;
   /** Closed issues still labelled ready/hitl/plan whose closing pull request was merged. */
   mergedClosures(): Promise<MergedClosure[]>;
+  /** The project the tracker's issues belong to (GitHub: the repository's name and description), the default of config `project`. */
+  project?(): Promise<{ name: string; description: string | null }>;
 }

@@ -74,7 +74,7 @@ describe("overlaps(): one excerpt contains the other, or they share at least 12 
 });
 
 describe("tally: HIGHs corroborated by a partial overlap of evidence (CONTRACT ยง4 r2)", () => {
-  it("two critics' HIGHs whose quotes share 12 characters, neither containing the other, both block as HIGH", () => {
+  it("two critics' HIGHs whose quotes share 12 characters, neither containing the other, block as one HIGH listing both critics", () => {
     const a = "Step 3 moves my log table";
     const b = "my log table to cold storage";
     // The premise: a partial overlap of exactly 12 characters, not containment.
@@ -87,14 +87,13 @@ describe("tally: HIGHs corroborated by a partial overlap of evidence (CONTRACT ย
       [high("plan.builder", "No index on the archive table", a), high("plan.risk_skeptic", "Cold storage loses the audit trail", b)],
       ctx(TABLE_LINE),
     );
-    expect(t.blocking.map((c) => [c.raised_by, c.severity])).toEqual([
-      ["plan.builder", "HIGH"],
-      ["plan.risk_skeptic", "HIGH"],
-    ]);
+    // Near-identical concerns of one round (r3): one concern, every critic that raised it named.
+    expect(t.blocking.map((c) => [c.raised_by, c.severity, c.also_raised_by])).toEqual([["plan.builder", "HIGH", ["plan.risk_skeptic"]]]);
     expect(t.advisory).toEqual([]);
+    expect(t.lone).toEqual([]);
   });
 
-  it("quotes sharing only 11 characters corroborate nothing: both stay advisory MEDIUM with raised_severity HIGH", () => {
+  it("quotes sharing only 11 characters corroborate nothing: both are lone HIGHs, each awaiting a second opinion", () => {
     const a = "Step 3 moves my log file";
     const b = "my log file to cold storage";
     const sa = spanOf(FILE_LINE, a);
@@ -107,9 +106,9 @@ describe("tally: HIGHs corroborated by a partial overlap of evidence (CONTRACT ย
       ctx(FILE_LINE),
     );
     expect(t.blocking).toEqual([]);
-    expect(t.advisory.map((c) => [c.raised_by, c.severity, c.raised_severity])).toEqual([
-      ["plan.builder", "MEDIUM", "HIGH"],
-      ["plan.risk_skeptic", "MEDIUM", "HIGH"],
+    expect(t.lone.map((c) => [c.raised_by, c.severity])).toEqual([
+      ["plan.builder", "HIGH"],
+      ["plan.risk_skeptic", "HIGH"],
     ]);
   });
 
@@ -134,7 +133,7 @@ describe("tally: HIGHs corroborated by a partial overlap of evidence (CONTRACT ย
       ],
       ctx(tableArtifact),
     );
-    expect(together.blocking.map((c) => c.severity)).toEqual(["HIGH", "HIGH"]);
+    expect(together.blocking.map((c) => [c.severity, c.also_raised_by])).toEqual([["HIGH", ["plan.risk_skeptic"]]]);
   });
 
   it("one critic's two HIGHs overlapping each other do not corroborate themselves", () => {
@@ -152,7 +151,7 @@ describe("tally: HIGHs corroborated by a partial overlap of evidence (CONTRACT ย
       ctx(TABLE_LINE),
     );
     expect(t.blocking).toEqual([]);
-    expect(t.advisory.map((c) => c.severity)).toEqual(["MEDIUM", "MEDIUM"]);
+    expect(t.lone.map((c) => c.severity)).toEqual(["HIGH", "HIGH"]);
   });
 });
 

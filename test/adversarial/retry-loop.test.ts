@@ -135,13 +135,22 @@ describe("AdversarialRetryLoop: convergence", () => {
     expect(tester.seen.map((s) => s.artifact)).toEqual(["plan v1", "plan v2 with a retry-path test"]);
     expect(r.artifact).toBe("plan v2 with a retry-path test");
     expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 2, retries: 1, concerns_raised: 1, concerns_forwarded: 0 });
-    // The concern was resolved inside the tight loop: nothing goes downstream.
+    // The concern was resolved inside the tight loop: nothing goes downstream, and both its blocking
+    // and its resolution are on the record (r3: every concern that blocks has its events).
     expect(r.forwarded).toEqual([]);
     expect(r.unresolved).toEqual([]);
-    expect(types(events)).toEqual(["AdversarialStageStarted", "AdversarialStageCompleted"]);
+    expect(r.resolved).toEqual([given.id]);
+    expect(types(events)).toEqual(["AdversarialStageStarted", "ConcernBlocked", "ConcernAddressed", "AdversarialStageCompleted"]);
+    expect(ofType(events, "ConcernBlocked")).toEqual([{ type: "ConcernBlocked", issue_id: "issue-1", stage: "plan_council", round: 1, concern: given }]);
+    expect(ofType(events, "ConcernAddressed")[0]?.resolution).toMatchObject({
+      concern_id: given.id,
+      fingerprint: given.fingerprint,
+      resolution_kind: "addressed-in-code",
+      resolved_by: "council",
+    });
   });
 
-  it("collects every `addressed` item the producer reports, in order", async () => {
+  it("reports the `addressed` items of the accepted draft only: a draft the council rejected settles nothing", async () => {
     let n = 0;
     const producer: Producer<string> = async () => {
       n++;
@@ -149,10 +158,19 @@ describe("AdversarialRetryLoop: convergence", () => {
     };
     const c = critic("spec.judge", (_a, round) => (round === 1 ? [f("HIGH", "AC 3 contradicts AC 1")] : []));
     const r = await new AdversarialRetryLoop(producer, [c]).run({ stage: "spec", phase: "spec", mustAddressBy: "review" }, context().ctx);
-    expect(r.addressed).toEqual([
-      { concern_id: "C-1", resolution_kind: "trivial", note: "round 1" },
-      { concern_id: "C-2", resolution_kind: "trivial", note: "round 2" },
-    ]);
+    expect(r.addressed).toEqual([{ concern_id: "C-2", resolution_kind: "trivial", note: "round 2" }]);
+  });
+
+  it("reports no `addressed` items when the stage did not converge (its last draft was rejected)", async () => {
+    let n = 0;
+    const producer: Producer<string> = async () => {
+      n++;
+      return { artifact: `v${n}`, addressed: [{ concern_id: `C-${n}`, resolution_kind: "trivial", note: `round ${n}` }] };
+    };
+    const c = critic("spec.judge", () => [f("HIGH", "AC 3 contradicts AC 1")]);
+    const r = await new AdversarialRetryLoop(producer, [c]).run({ stage: "spec", phase: "spec", mustAddressBy: "review" }, context().ctx);
+    expect(r.stageRun.outcome).toBe("oscillation");
+    expect(r.addressed).toEqual([]);
   });
 });
 
@@ -179,7 +197,14 @@ describe("AdversarialRetryLoop: oscillation", () => {
     expect(fw).toHaveLength(1);
     expect(fw[0]?.reason).toBe("oscillation");
     expect(fw[0]?.concern).toEqual(r.forwarded[0]);
-    expect(types(events)).toEqual(["AdversarialStageStarted", "OscillationDetected", "ConcernForwarded", "AdversarialStageCompleted"]);
+    expect(types(events)).toEqual([
+      "AdversarialStageStarted",
+      "ConcernBlocked",
+      "ConcernBlocked",
+      "OscillationDetected",
+      "ConcernForwarded",
+      "AdversarialStageCompleted",
+    ]);
   });
 
   it("compares only with the previous round: A, B, A, B is not oscillation (it exhausts)", async () => {
@@ -227,23 +252,51 @@ describe("AdversarialRetryLoop: exhaustion", () => {
     expect(r.forwarded).toEqual([last]);
     expect(last.must_address_by).toBe("spec");
     expect(ofType(events, "ConcernForwarded").map((e) => [e.concern.id, e.reason])).toEqual([[last.id, "exhausted"]]);
-    expect(types(events)).toEqual(["AdversarialStageStarted", "AdversarialRetryExhausted", "ConcernForwarded", "AdversarialStageCompleted"]);
+    // Each round's concern blocked once; the three the council dropped against the final draft are resolved.
+    expect(ofType(events, "ConcernBlocked").map((e) => [e.round, e.concern.concern])).toEqual([1, 2, 3, 4].map((n) => [n, text(n)]));
+    expect(ofType(events, "ConcernAddressed").map((e) => e.resolution.concern_id)).toEqual(
+      ofType(events, "ConcernBlocked")
+        .slice(0, 3)
+        .map((e) => e.concern.id),
+    );
+    expect(types(events)).toEqual([
+      "AdversarialStageStarted",
+      "ConcernBlocked",
+      "ConcernBlocked",
+      "ConcernBlocked",
+      "ConcernBlocked",
+      "AdversarialRetryExhausted",
+      "ConcernAddressed",
+      "ConcernAddressed",
+      "ConcernAddressed",
+      "ConcernForwarded",
+      "AdversarialStageCompleted",
+    ]);
   });
 });
 
 describe("AdversarialRetryLoop: the council tally inside the loop", () => {
-  it("keeps a lone HIGH as MEDIUM and forwards it as advisory on convergence", async () => {
+  it("without a verifier, keeps a lone HIGH as MEDIUM (not corroborated, counted as skipped) and forwards it as advisory on convergence", async () => {
     const { producer, inputs } = scriptedProducer();
     const builder = critic("plan.builder", () => [f("HIGH", "Step 4 may race with the cron job", { category: "correctness" })]);
     const { ctx, events } = context();
     const r = await new AdversarialRetryLoop(producer, [builder, silent("plan.tester"), silent("plan.risk_skeptic")]).run(STAGE, ctx);
 
     expect(inputs).toHaveLength(1);
-    expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 1, concerns_raised: 1, concerns_forwarded: 1 });
+    expect(r.stageRun).toMatchObject({
+      outcome: "converged",
+      rounds: 1,
+      concerns_raised: 1,
+      concerns_forwarded: 1,
+      second_opinions: 0,
+      second_opinions_skipped: 1,
+    });
     expect(r.unresolved).toEqual([]);
     expect(r.forwarded).toHaveLength(1);
     expect(r.forwarded[0]).toMatchObject({
       severity: "MEDIUM",
+      raised_severity: "HIGH",
+      severity_change: "not_corroborated",
       concern: "Step 4 may race with the cron job",
       raised_by: "plan.builder",
       must_address_by: "spec",
@@ -466,6 +519,7 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
     const r = await loop.run(STAGE, ctx);
     expect(r.stageRun).toMatchObject({ outcome: "budget", rounds: 2 });
     expect(budget.used()).toBe(6);
+    // Both CRITICALs quote the whole draft: two CRITICALs are never merged by place alone (each blocks on its own).
     expect(r.unresolved.map((c) => c.concern).sort()).toEqual(["problem 0 of round two", "problem 1 of round two"]);
     expect(r.forwarded).toEqual(r.unresolved);
     expect(ofType(events, "ConcernForwarded").map((e) => e.reason)).toEqual(["budget", "budget"]);

@@ -47,17 +47,18 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
     expect(t.advisory).toEqual([]);
   });
 
-  it("a lone HIGH does not block: it is kept as advisory MEDIUM", () => {
+  it("a lone grounded HIGH neither blocks nor becomes advice by itself: it awaits a second opinion, still HIGH", () => {
     const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path.")), vote("plan.tester", f("LOW", "Typo in step 3"))], ctx(3));
     expect(t.blocking).toEqual([]);
-    const high = t.advisory.find((c) => c.concern === "Missing test for the retry path.");
-    expect(high).toMatchObject({ severity: "MEDIUM", raised_by: "plan.builder" });
+    expect(t.lone).toEqual([expect.objectContaining({ severity: "HIGH", raised_by: "plan.builder", concern: "Missing test for the retry path." })]);
+    expect(t.lone[0]?.raised_severity).toBeUndefined();
+    expect(t.advisory.map((c) => c.concern)).toEqual(["Typo in step 3"]);
   });
 
-  it("a lone HIGH stays advisory MEDIUM when the other critics failed (the rule counts the stage's critics, not the answers)", () => {
+  it("a HIGH is lone when the other critics failed (the rule counts the stage's critics, not the answers)", () => {
     const t = tally([vote("plan.builder", f("HIGH", "Missing test for the retry path."))], ctx(3));
     expect(t.blocking).toEqual([]);
-    expect(t.advisory.map((c) => c.severity)).toEqual(["MEDIUM"]);
+    expect(t.lone.map((c) => c.severity)).toEqual(["HIGH"]);
   });
 
   it("two critics' matching HIGH (same fingerprint after paraphrase) blocks, once, as HIGH", () => {
@@ -75,7 +76,7 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
     expect(t.advisory).toEqual([]);
   });
 
-  it("two critics' HIGHs about different concerns each stay advisory MEDIUM", () => {
+  it("two critics' HIGHs about different concerns on different lines are two lone HIGHs", () => {
     const t = tally(
       [
         vote("plan.builder", f("HIGH", "Missing test for the retry path.")),
@@ -84,20 +85,21 @@ describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
       ctx(2),
     );
     expect(t.blocking).toEqual([]);
-    expect(t.advisory.map((c) => [c.concern, c.severity])).toEqual([
-      ["Missing test for the retry path.", "MEDIUM"],
-      ["Missing test for the timeout path.", "MEDIUM"],
+    expect(t.advisory).toEqual([]);
+    expect(t.lone.map((c) => [c.concern, c.severity, c.raised_by])).toEqual([
+      ["Missing test for the retry path.", "HIGH", "plan.builder"],
+      ["Missing test for the timeout path.", "HIGH", "plan.tester"],
     ]);
   });
 
-  it("one critic repeating its own HIGH (paraphrased) is not two critics: advisory MEDIUM, one concern", () => {
+  it("one critic repeating its own HIGH (paraphrased) is not two critics: one lone concern", () => {
     const t = tally(
       [vote("plan.builder", f("HIGH", "Missing test for the retry path."), f("HIGH", "missing tests for retry path")), vote("plan.tester")],
       ctx(2),
     );
     expect(t.blocking).toEqual([]);
-    expect(t.advisory).toHaveLength(1);
-    expect(t.advisory[0]?.severity).toBe("MEDIUM");
+    expect(t.lone).toHaveLength(1);
+    expect(t.lone[0]?.also_raised_by).toBeUndefined();
   });
 
   it("MEDIUM and LOW are advisory with their own severity", () => {
@@ -262,7 +264,7 @@ describe("tally: properties over random votes", () => {
           });
         });
         const t = tally(votes, ctx(critics));
-        const all = [...t.blocking, ...t.advisory];
+        const all = [...t.blocking, ...t.advisory, ...t.lone];
         expect(all).toHaveLength(expected.size);
         expect(new Set(all.map((c) => c.fingerprint)).size).toBe(all.length);
         for (const [pick, e] of expected) {
@@ -271,9 +273,11 @@ describe("tally: properties over random votes", () => {
           expect(got).toBeDefined();
           const blocks =
             critics >= 2 ? e.severity === "CRITICAL" || (e.severity === "HIGH" && e.critics.size >= 2) : e.severity === "CRITICAL" || e.severity === "HIGH";
-          const severity = critics >= 2 && e.severity === "HIGH" && e.critics.size < 2 ? "MEDIUM" : e.severity;
+          // A lone HIGH of a council awaits its second opinion, still HIGH (second-opinion.ts settles it).
+          const lone = critics >= 2 && e.severity === "HIGH" && e.critics.size < 2;
           expect(t.blocking.includes(got as Concern)).toBe(blocks);
-          expect(got?.severity).toBe(severity);
+          expect(t.lone.includes(got as Concern)).toBe(lone);
+          expect(got?.severity).toBe(e.severity);
           expect(got?.human_required).toBe(e.human);
         }
       }),
@@ -289,7 +293,7 @@ describe("tally: grounded severity and corroboration (CONTRACT §4 r2)", () => {
     expect(t.ungrounded).toBe(1);
   });
 
-  it("a HIGH is corroborated by another critic's HIGH quoting an overlapping excerpt, in other words", () => {
+  it("a HIGH corroborated by another critic's HIGH quoting an overlapping excerpt, in other words, blocks as one concern naming both critics", () => {
     const t = tally(
       [
         vote("a", f("HIGH", "No rollback for the migration", { evidence: "Step 3 migrates the sessions table." })),
@@ -297,18 +301,19 @@ describe("tally: grounded severity and corroboration (CONTRACT §4 r2)", () => {
       ],
       ctx(2),
     );
-    expect(t.blocking.map((c) => c.severity)).toEqual(["HIGH", "HIGH"]);
+    expect(t.blocking.map((c) => [c.severity, c.raised_by, c.also_raised_by, c.concern])).toEqual([["HIGH", "a", ["b"], "No rollback for the migration"]]);
+    expect(t.lone).toEqual([]);
   });
 
-  it("HIGHs quoting different lines corroborate nothing", () => {
+  it("HIGHs quoting different lines corroborate nothing: both are lone", () => {
     const t = tally(
       [vote("a", f("HIGH", "No rollback for the migration", { evidence: LINES[2] })), vote("b", f("HIGH", "Every request is logged", { evidence: LINES[4] }))],
       ctx(2),
     );
     expect(t.blocking).toEqual([]);
-    expect(t.advisory.map((c) => [c.severity, c.raised_severity])).toEqual([
-      ["MEDIUM", "HIGH"],
-      ["MEDIUM", "HIGH"],
+    expect(t.lone.map((c) => [c.severity, c.raised_by])).toEqual([
+      ["HIGH", "a"],
+      ["HIGH", "b"],
     ]);
   });
 

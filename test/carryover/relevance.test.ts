@@ -128,10 +128,22 @@ describe("knownGapsFor (the pipeline's port over the store's wiki: DISSENT_HOME/
     const text = `${UPLOAD.concern}\n${WRITERS.concern}\n${CACHE.concern}`;
     for (const maxChars of [40, 120, 400, 1200, 4000]) {
       const gaps = await knownGapsFor(config({ maxEntries: 5, maxChars }), h.store, () => undefined)(text);
+      // A gap whose whole line does not fit is left out, never cut mid-sentence: below the shortest line, none is given.
+      const entries = await readWiki(h.store.wiki);
+      const shortest = Math.min(...entries.map((e) => renderGaps([e], maxChars).length));
+      if (shortest > maxChars) {
+        expect(gaps, `maxChars ${maxChars}`).toBeUndefined();
+        continue;
+      }
       expect(gaps, `maxChars ${maxChars}`).toBeDefined();
       expect(gaps?.text.length ?? 0, `maxChars ${maxChars}: ${gaps?.text}`).toBeLessThanOrEqual(maxChars);
       expect(gaps?.ids.length).toBeGreaterThan(0);
-      for (const id of gaps?.ids ?? []) expect(gaps?.text).toContain(id.slice(0, Math.min(id.length, 10)));
+      for (const id of gaps?.ids ?? []) expect(gaps?.text).toContain(`[${id}]`);
+      for (const line of gaps?.text.split("\n") ?? [])
+        expect(
+          [UPLOAD, WRITERS, CACHE].some((g) => line.includes(g.concern)),
+          line,
+        ).toBe(true);
     }
   });
 

@@ -135,7 +135,11 @@ describe("upsertGap: a new gap", () => {
     expect(m?.[1]?.length ?? 0).toBeGreaterThan(0);
     expect(m?.[1]?.length ?? 99).toBeLessThanOrEqual(48);
     expect(m?.[1]).toMatch(/^[a-z0-9]+(?:-[a-z0-9]+)*$/);
-    expect((await load())[0]?.title).toBe(c.concern.length > 100 ? `${c.concern.slice(0, 97)}…` : c.concern);
+    // A title is the concern's first sentence(s), whole: never cut mid-sentence (r3).
+    const title = (await load())[0]?.title ?? "";
+    const flat = c.concern.replace(/\s+/g, " ").trim();
+    expect(flat.startsWith(title), title).toBe(true);
+    expect(title === flat || (/[.!?]$/.test(title) && flat[title.length] === " "), title).toBe(true);
   });
 });
 

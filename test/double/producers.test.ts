@@ -181,6 +181,7 @@ describe("plan_reviewer", () => {
     const webhooks = bench10.list[8]!;
     const plan = artifactOf((await chat(d.url, producerBody("planner", webhooks))).content);
     const r = lastJson((await chat(d.url, reviewerBody(webhooks, plan, [], []))).content) as { findings: { concern: string; dimension: string }[] };
-    expect(r.findings.map((f) => [f.concern, f.dimension])).toEqual([[webhooks.defects[1]!.wordings[0], "reproduction"]]);
+    const missed = webhooks.defects.find((x) => x.id === "WH-PLAN-2");
+    expect(r.findings.map((f) => [f.concern, f.dimension])).toEqual([[missed?.wordings[0], "reproduction"]]);
   });
 });

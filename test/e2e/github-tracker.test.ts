@@ -107,10 +107,10 @@ describe("dissent issue on a GitHub tracker (CLI against a local GitHub double)"
     expect(comment?.body).toContain(first.plan.trim());
     expect(comment?.body).toContain("A retried upload is stored once");
 
-    // A re-plan after the issue changed: a new plan, the same comment.
+    // A re-plan after the issue changed (it is ready, so it takes --replan): a new plan, the same comment.
     const issue = gh.issues.get(12);
     if (issue) issue.body = "Uploads fail on flaky networks; retry at most three times.";
-    const second = json<{ status: string; labels: string[] }>(await step(["issue", "plan", "#12", "--json"]));
+    const second = json<{ status: string; labels: string[] }>(await step(["issue", "plan", "#12", "--json", "--replan"]));
     expect(second.status).toBe("ready");
     expect(running(gh.issues.get(12)?.labels ?? [])).toEqual([]);
     const [updated, ...more] = planComments();

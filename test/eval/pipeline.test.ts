@@ -101,7 +101,7 @@ const calls = (models: Record<string, LanguageModel>, cache = memoryCache()): Ca
   maxRetries: 0,
   backoffMs: 1,
 });
-const config = { budget: { maxCallsPerIssue: 30, maxUsdPerIssue: null }, wiki: { maxEntries: 5, maxChars: 2000 } };
+const config = { budget: { maxCallsPerIssue: 30, maxUsdPerIssue: null, maxCyclesPerIssue: 3 }, wiki: { maxEntries: 5, maxChars: 2000 } };
 
 describe("eval pipeline over scripted models", () => {
   it("plans each issue in a fresh store, judges the checklists, and reports status, stages and false blocks", async () => {

@@ -10,7 +10,7 @@ import { configFromObject } from "../../src/config/load.js";
 import type { EventOf } from "../../src/contracts/events.js";
 import { ConfigError, Interrupted, LeaseHeld, ProviderAuthError, ProviderError, RunError, StoreError, UsageError, BudgetExceeded } from "../../src/errors.js";
 import { MAX_BACKOFF_MS, retryDelayMs } from "../../src/factory/backoff.js";
-import { attemptsOf, cycleToPlan, readiness, roundKey } from "../../src/factory/rounds.js";
+import { attemptsOf, cycleToPlan, heldBy, readiness, roundKey } from "../../src/factory/rounds.js";
 import { factorySettings, worstTakeoverMs } from "../../src/factory/settings.js";
 import { verdictOf } from "../../src/factory/verdict.js";
 import { LEASE_RENEW_MS, LEASE_TTL_MS } from "../../src/pipeline/lease.js";
@@ -53,6 +53,8 @@ describe("factory settings", () => {
       leaseRenewMs: 10_000,
       host: hostname(),
       queuePollMs: 500,
+      // The ceilings of an issue's life, as the config sets them (defaults: 60 calls, 3 cycles, no dollar ceiling).
+      limits: { "budget.max_calls_per_issue": 60, "budget.max_cycles_per_issue": 3, "budget.max_usd_per_issue": null },
     });
     expect([LEASE_TTL_MS, LEASE_RENEW_MS]).toEqual([60_000, 10_000]);
   });
@@ -109,11 +111,32 @@ describe("attempts and backoff", () => {
   const now = Date.parse("2026-05-17T12:00:00.000Z");
   it("counts the failures of the round's cycle only; due once the last failure's retry_at has passed; given up after max_attempts", () => {
     const failures = [failure(1, 1, "2026-05-17T11:00:00.000Z"), failure(1, 2, "2026-05-17T11:00:00.000Z"), failure(2, 1, "2026-05-17T12:01:00.000Z")];
-    expect(attemptsOf(failures, 1)).toEqual({ failed: 2, retryAt: "2026-05-17T11:00:00.000Z", lastError: "boom 2" });
+    expect(attemptsOf(failures, 1)).toEqual({ failed: 2, ceiling: null, retryAt: "2026-05-17T11:00:00.000Z", lastError: "boom 2" });
     expect(readiness(attemptsOf(failures, 1), 3, now)).toEqual({ ready: true, attempt: 3 });
     expect(readiness(attemptsOf(failures, 1), 2, now)).toEqual({ ready: false, why: "gave_up", failed: 2, lastError: "boom 2" });
     expect(readiness(attemptsOf(failures, 2), 3, now)).toEqual({ ready: false, why: "backoff", retryAt: "2026-05-17T12:01:00.000Z" });
     expect(readiness(attemptsOf(failures, 3), 3, now)).toEqual({ ready: true, attempt: 1 });
+  });
+
+  it("a ceiling failure holds the issue — its own cycle and the next — until the setting is raised, and says so instead of retrying", () => {
+    const ceiling = { ...failure(2, 1, null), error: "issue 7 has had 1 planning cycle…", ceiling: { setting: "budget.max_cycles_per_issue", max: 1 } };
+    const limits = { "budget.max_cycles_per_issue": 1, "budget.max_calls_per_issue": 60 };
+    // The row is still at cycle 1 (the refused cycle 2 never started); the factory would plan cycle 2, then 3.
+    expect(heldBy([ceiling], 1, limits)).toBe(ceiling);
+    expect(readiness(attemptsOf([ceiling], 2, { fromCycle: 1, limits }), 3, now)).toEqual({
+      ready: false,
+      why: "ceiling",
+      setting: "budget.max_cycles_per_issue",
+      lastError: ceiling.error,
+    });
+    expect(readiness(attemptsOf([ceiling], 3, { fromCycle: 2, limits }), 3, now)).toMatchObject({ ready: false, why: "ceiling" });
+    // Raised: tried again, as attempt 1 of the new cycle's round.
+    expect(readiness(attemptsOf([ceiling], 2, { fromCycle: 1, limits: { ...limits, "budget.max_cycles_per_issue": 3 } }), 3, now)).toEqual({
+      ready: true,
+      attempt: 2,
+    });
+    // A later cycle that was planned moves past it.
+    expect(heldBy([ceiling], 3, limits)).toBeUndefined();
   });
 
   it("waits one poll interval after the first failure, doubling after each further one, at most an hour, never less than Retry-After", () => {

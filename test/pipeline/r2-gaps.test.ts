@@ -32,23 +32,18 @@ describe("corroboration by a partial overlap of evidence, through the pipeline (
       return agreeable(c);
     });
 
-  it("HIGHs whose quotes share 12 characters, neither containing the other, block the plan stage as corroborated", async () => {
+  it("HIGHs whose quotes share 12 characters, neither containing the other, block the plan stage as one corroborated concern naming both critics", async () => {
     const w = await world("table");
     const id = await w.newIssue("Archive the logs", "", LOAD_BEARING);
     const r = await w.plan(id);
-    expect(r.stages.find((s) => s.phase === "plan")?.outcome).not.toBe("converged");
-    expect(
-      r.pending_concerns
-        .filter((c) => c.phase === "plan")
-        .map((c) => [c.raised_by, c.severity, c.raised_severity])
-        .sort(),
-    ).toEqual([
-      ["plan.builder", "HIGH", undefined],
-      ["plan.risk_skeptic", "HIGH", undefined],
+    expect(r.stages.find((s) => s.phase === "plan")).toMatchObject({ outcome: "oscillation", second_opinions: 0 });
+    expect(r.pending_concerns.filter((c) => c.phase === "plan").map((c) => [c.raised_by, c.severity, c.raised_severity, c.also_raised_by])).toEqual([
+      ["plan.risk_skeptic", "HIGH", undefined, ["plan.builder"]],
     ]);
+    expect(w.callsOf("verifier")).toEqual([]);
   });
 
-  it("HIGHs whose quotes share only 11 characters stay lone: the stage converges and both are advisory MEDIUM (raised HIGH)", async () => {
+  it("HIGHs whose quotes share only 11 characters stay lone: each gets a second opinion, refuted, and both are advisory MEDIUM (raised HIGH)", async () => {
     const w = await world("file");
     const id = await w.newIssue("Archive the logs", "", LOAD_BEARING);
     const r = await w.plan(id);
@@ -62,6 +57,8 @@ describe("corroboration by a partial overlap of evidence, through the pipeline (
       ["plan.builder", "MEDIUM", "HIGH"],
       ["plan.risk_skeptic", "MEDIUM", "HIGH"],
     ]);
+    expect(w.callsOf("verifier")).toHaveLength(2);
+    expect(r.stages.find((s) => s.phase === "plan")).toMatchObject({ second_opinions: 2, second_opinions_skipped: 0 });
   });
 });
 
@@ -200,6 +197,9 @@ describe("untrusted text (CONTRACT §4 r2): every request of the pipeline carrie
       if (c.role === "planner") return c.n === 0 ? "# Plan v1\n\nShip it on Friday without tests." : "# Plan v2\n\nShip it, with a retry test.";
       if (c.role === "plan.tester" && underReview(c)?.text.includes("Plan v1"))
         return findings({ evidence: "Ship it on Friday without tests.", severity: "CRITICAL", concern: "No test covers the retry path", category: "test_gap" });
+      // A lone HIGH, so the verifier's request is checked too.
+      if (c.role === "shape.tech_lead")
+        return findings({ evidence: "Artifact written by shape.writer", severity: "HIGH", concern: "The shape has no rollback", category: "risk" });
       return agreeable(c);
     });
     const id = await w.newIssue("Add retries", forged); // no label: the gate model is asked

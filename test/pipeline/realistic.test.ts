@@ -15,7 +15,14 @@ interface PlanJson {
   status: string;
   plan: string;
   calls: number;
-  pending_concerns: { severity: string; raised_severity?: string; raised_by: string; phase: string; concern: string }[];
+  pending_concerns: {
+    severity: string;
+    raised_severity?: string;
+    raised_by: string;
+    phase: string;
+    concern: string;
+    second_opinion?: { verdict: string; by: string };
+  }[];
   stages: { phase: string; rounds: number; outcome: string; calls: number; ungrounded_findings: number; invalid_findings: number; critic_failures: number }[];
 }
 
@@ -102,27 +109,45 @@ describe("through models that behave like real ones", () => {
     expect(r.pending_concerns.filter((c) => c.phase === "plan" && c.severity === "HIGH").length).toBeGreaterThanOrEqual(1);
   });
 
-  it("a lone HIGH is advisory with raised_severity HIGH", async () => {
-    const title = "Show the last login time on the account page";
-    const defect: Defect = {
-      id: "LOGIN-1",
-      stage: "plan",
-      line: "Read the last login from the sessions table on every page view.",
-      fix: "Store last_login_at on the user row when a session starts.",
-      lanes: ["plan.builder"],
-      severity: "HIGH",
-      category: "buildability",
-      wordings: [
-        "Querying sessions on each view is slow.",
-        "Every account page view scans the sessions table.",
-        "The last-login lookup hits sessions on every request.",
-      ],
-    };
+  const LOGIN: Defect = {
+    id: "LOGIN-1",
+    stage: "plan",
+    line: "Read the last login from the sessions table on every page view.",
+    fix: "Store last_login_at on the user row when a session starts.",
+    lanes: ["plan.builder"],
+    severity: "HIGH",
+    category: "buildability",
+    wordings: [
+      "Querying sessions on each view is slow.",
+      "Every account page view scans the sessions table.",
+      "The last-login lookup hits sessions on every request.",
+    ],
+  };
+  const LOGIN_TITLE = "Show the last login time on the account page";
+
+  it("a lone HIGH about a real defect gets a second opinion that confirms it: it blocks, and a producer that ignores it sees it forwarded as HIGH", async () => {
+    const w = await world({ nearQuotes: true, fences: true, think: true, producerIgnores: true }, one(LOGIN_TITLE, [LOGIN]));
+    const r = await w.plan(LOGIN_TITLE, "Users asked to see when they last signed in.");
+    expect(r.stages.find((s) => s.phase === "plan")).toMatchObject({ rounds: 2, outcome: "oscillation" });
+    expect(w.double.byRole("verifier").length).toBeGreaterThanOrEqual(1);
+    expect(r.pending_concerns).toContainEqual(
+      expect.objectContaining({ severity: "HIGH", raised_by: "plan.builder", second_opinion: expect.objectContaining({ verdict: "confirm", by: "verifier" }) }),
+    );
+  });
+
+  it("a lone HIGH that is a nitpick gets a second opinion that refutes it: advisory MEDIUM, raised HIGH, with the reason", async () => {
     // A producer that ignores concerns keeps the advisory pending, so the run's result shows it.
-    const w = await world({ nearQuotes: true, fences: true, think: true, producerIgnores: true }, one(title, [defect]));
-    const r = await w.plan(title, "Users asked to see when they last signed in.");
+    const w = await world({ nearQuotes: true, fences: true, think: true, producerIgnores: true }, one(LOGIN_TITLE, [{ ...LOGIN, nitpick: true }]));
+    const r = await w.plan(LOGIN_TITLE, "Users asked to see when they last signed in.");
     expect(r.stages.find((s) => s.phase === "plan")).toMatchObject({ rounds: 1, outcome: "converged" });
-    expect(r.pending_concerns).toContainEqual(expect.objectContaining({ severity: "MEDIUM", raised_severity: "HIGH", raised_by: "plan.builder" }));
+    expect(r.pending_concerns).toContainEqual(
+      expect.objectContaining({
+        severity: "MEDIUM",
+        raised_severity: "HIGH",
+        raised_by: "plan.builder",
+        second_opinion: expect.objectContaining({ verdict: "refute" }),
+      }),
+    );
   });
 
   it("an issue body forging a section heading does not change what critics see as the artifact", async () => {

@@ -155,7 +155,7 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
     expect(r.pending_concerns.filter((c) => c.severity === "HIGH")).toHaveLength(1);
   });
 
-  it("two lanes raising the same defect in different words on the same line block as corroborated", async () => {
+  it("two lanes raising the same defect in different words on the same line block as one corroborated concern naming both", async () => {
     const w = await scriptedWorld((c) => {
       if (c.role === "planner") return "# Plan\n\n1. Run the migration on the live table during peak hours.\n2. Deploy.";
       if (c.role === "plan.risk_skeptic")
@@ -178,8 +178,11 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
     const r = await w.plan(id);
     const plan = r.stages.find((s) => s.phase === "plan");
     expect(plan?.outcome).not.toBe("converged");
-    // Each stays its own concern (its own fingerprint); each corroborates the other, so both block.
-    expect(r.pending_concerns.filter((c) => c.phase === "plan" && c.severity === "HIGH")).toHaveLength(2);
+    // Near-identical concerns of one round merge (r3): one blocking concern, both critics listed; no second opinion needed.
+    expect(r.pending_concerns.filter((c) => c.phase === "plan" && c.severity === "HIGH").map((c) => [c.raised_by, c.also_raised_by])).toEqual([
+      ["plan.risk_skeptic", ["plan.builder"]],
+    ]);
+    expect(w.callsOf("verifier")).toEqual([]);
   });
 
   it("HIGHs quoting different lines do not corroborate each other", async () => {
@@ -512,8 +515,8 @@ describe("outcomes", () => {
     const shape = async (id: string, w: typeof a) =>
       (await w.eventsOf(id)).map((e) => JSON.stringify(e, (k, v: unknown) => (["at", "raised_at", "latency_ms", "duration_ms"].includes(k) ? undefined : v)));
     expect(await shape(ia, a)).toEqual(await shape(ib, b));
-    // re-planning the same issue in the same store: every call is a cache hit
-    const again = await a.plan(ia);
+    // re-planning the same issue in the same store (a ready issue needs --replan): every call is a cache hit
+    const again = await a.plan(ia, { replan: true });
     expect(again.calls).toBe(0);
     expect(strip({ ...again, stages: [], calls: 0 })).toEqual(strip({ ...ra, stages: [], calls: 0 }));
   });
@@ -600,5 +603,31 @@ describe("determinism of the event log", () => {
       "discovery.existing_solution_hunter",
       "discovery.cheapest_test_advocate",
     ]);
+  });
+
+  it("second opinions' ModelCall events land after the critics', in the order of the verified concerns' ids, however the replies race", async () => {
+    const run = async (slowFirst: boolean) => {
+      const w = await scriptedWorld(async (c) => {
+        if (c.role === "shape.writer") return "# Shape\n\nStore the sessions in Redis.\n\nDeploy it on a Friday evening.";
+        if (c.role === "shape.challenger")
+          return findings({ evidence: "Store the sessions in Redis.", severity: "HIGH", concern: "The shape has no rollback", category: "risk" });
+        if (c.role === "shape.product_strategist")
+          return findings({ evidence: "Deploy it on a Friday evening.", severity: "HIGH", concern: "Nobody asked for this", category: "value" });
+        if (c.role === "verifier") {
+          const asked = readDataBlocks(c.prompt).find((b) => b.kind === "finding")?.text ?? "";
+          // One second opinion answers late: which one depends on the run.
+          if (asked.includes("rollback") === slowFirst) await new Promise((r) => setTimeout(r, 60));
+        }
+        return agreeable(c);
+      });
+      const id = await w.newIssue("Migrate sessions", "", LOAD_BEARING);
+      await w.plan(id);
+      return (await w.eventsOf(id)).flatMap((e) => (e.type === "ModelCall" && e.stage === "shape_council" && e.round === 1 ? [e.role] : []));
+    };
+    const a = await run(true);
+    const b = await run(false);
+    expect(a).toEqual(b);
+    expect(a.slice(-2)).toEqual(["verifier", "verifier"]);
+    expect(a.slice(0, 5)).toEqual(["shape.writer", ...(STAGES[1]?.critics ?? [])]);
   });
 });

@@ -79,6 +79,8 @@ describe("StageRun is the contract's shape (CONTRACT §4, §5)", () => {
     ...["stage", "phase", "rounds", "retries", "outcome", "concerns_raised", "concerns_forwarded", "duration_ms", "calls"],
     // r2
     ...["critic_failures", "ungrounded_findings", "invalid_findings", "input_tokens", "output_tokens", "cost_usd"],
+    // r3 (docs/issue.md)
+    ...["second_opinions", "second_opinions_skipped", "producer_warnings"],
   ];
 
   it("the exported StageRun schema accepts a StageRun with exactly the contract's keys", async () => {
@@ -96,6 +98,7 @@ describe("StageRun is the contract's shape (CONTRACT §4, §5)", () => {
         calls: 6,
       },
       ...{ critic_failures: 0, ungrounded_findings: 0, invalid_findings: 0, input_tokens: 10, output_tokens: 5, cost_usd: null },
+      ...{ second_opinions: 1, second_opinions_skipped: 0, producer_warnings: 0 },
     };
     expect(StageRun.safeParse(run).success).toBe(true);
   });

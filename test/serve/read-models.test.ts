@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { Concern } from "../../src/contracts/concern.js";
 import { EventIndex, type ServedEvent } from "../../src/read-models.js";
+import { severityText } from "../../src/contracts/severity-text.js";
 import { concernLineage } from "../../src/read-models/lineage.js";
 import { cycleTimelines } from "../../src/read-models/timeline.js";
 import { emptyState } from "../../src/store/state.js";
@@ -151,6 +152,34 @@ describe("concernLineage", () => {
     ]);
     expect(lines[0]?.wiki?.id).toBe("entry-a");
     expect(lines[0]?.given_to.map((u) => u.issue_id)).toEqual(["9"]); // not the issue itself
+  });
+
+  it("carries what changed a severity and the rounds a concern blocked, as the dashboard shows them (r3)", () => {
+    seq = 0;
+    const lone = { ...concern("L", "HIGH"), stage: "shape_council", also_raised_by: ["shape.user_advocate"] };
+    const confirmed = { ...lone, second_opinion: { verdict: "confirm" as const, reason: "real", by: "verifier" } };
+    const refuted = {
+      ...concern("R", "MEDIUM"),
+      raised_severity: "HIGH" as const,
+      severity_change: "refuted" as const,
+      second_opinion: { verdict: "refute" as const, reason: "a preference", by: "verifier" },
+    };
+    const events = [
+      ev({ type: "ConcernBlocked", issue_id: "7", stage: "shape_council", round: 1, concern: confirmed } as never),
+      ev({ type: "ConcernBlocked", issue_id: "7", stage: "shape_council", round: 2, concern: confirmed } as never),
+      ev({ type: "ConcernForwarded", issue_id: "7", concern: confirmed, reason: "oscillation" } as never),
+      ev({ type: "ConcernForwarded", issue_id: "7", concern: refuted, reason: "advisory" } as never),
+    ];
+    const state = { ...emptyState(), pending_concerns: [confirmed, refuted] };
+    const lines = concernLineage("7", events, state, [], () => []);
+    expect(lines.map((l) => [l.id, l.blocked.map((b) => b.round), l.second_opinion?.verdict, l.severity_change, l.also_raised_by])).toEqual([
+      ["L", [1, 2], "confirm", undefined, ["shape.user_advocate"]],
+      ["R", [], "refute", "refuted", undefined],
+    ]);
+    const [first, second] = lines;
+    if (!first || !second) throw new Error("two lines expected");
+    expect(severityText(second)).toBe("MEDIUM (raised HIGH, refuted: a preference)");
+    expect(severityText(first)).toBe("HIGH (confirmed by verifier)");
   });
 });
 

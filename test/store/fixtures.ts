@@ -37,6 +37,9 @@ export const stageRun = (stage: string, over: Partial<StageRecord> = {}): StageR
   input_tokens: 10,
   output_tokens: 5,
   cost_usd: null,
+  second_opinions: 0,
+  second_opinions_skipped: 0,
+  producer_warnings: 0,
   cycle: 1,
   ...over,
 });

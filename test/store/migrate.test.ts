@@ -89,7 +89,7 @@ describe("dissent migrate --from-sqlite", () => {
 
     // The reply cache came along: planning issue 2 again answers every call from it.
     const requests = w.server.requests.length;
-    const replay = await pg(["issue", "plan", ids[1] ?? "", "--replay", "--json"]);
+    const replay = await pg(["issue", "plan", ids[1] ?? "", "--replay", "--replan", "--json"]); // it is ready: a new cycle takes --replan
     expect(replay.code, replay.stderr).toBe(0);
     expect(w.server.requests.length).toBe(requests);
     // New issues continue the numbering.

@@ -101,7 +101,9 @@ export function secondaryRateLimited(retryAfterSeconds: number, times = 1): Fail
 }
 
 /** `prefix` serves the API under a path, as GitHub Enterprise Server does ("/api/v3"). */
-export async function startGithubDouble(opts: { owner?: string; repo?: string; token?: string; login?: string; prefix?: string } = {}): Promise<GithubDouble> {
+export async function startGithubDouble(
+  opts: { owner?: string; repo?: string; token?: string; login?: string; prefix?: string; description?: string | null } = {},
+): Promise<GithubDouble> {
   const prefix = opts.prefix ?? "";
   const owner = opts.owner ?? "acme";
   const repoName = opts.repo ?? "widgets";
@@ -213,6 +215,25 @@ export async function startGithubDouble(opts: { owner?: string; repo?: string; t
     const input = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
     let m: RegExpExecArray | null;
 
+    // GET /repos/{owner}/{repo}: the repository (the fields dissent reads, and a few around them).
+    if (method === "GET" && rest === "") {
+      return {
+        status: 200,
+        body: {
+          id: 1,
+          node_id: "R_1",
+          name: repoName,
+          full_name: `${owner}/${repoName}`,
+          private: false,
+          owner: user,
+          html_url: html,
+          description: opts.description === undefined ? "Widgets for everyone." : opts.description,
+          fork: false,
+          url: repoUrl(),
+          default_branch: "main",
+        },
+      };
+    }
     if (method === "GET" && rest === "/issues") {
       const state = query.get("state") ?? "open";
       const list = [...issues.values()].filter((i) => state === "all" || i.state === state).sort((a, b) => b.number - a.number);

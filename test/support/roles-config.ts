@@ -18,5 +18,6 @@ export function agreeableReply(model: string): string {
   if (model === "complexity_gate") return "LOAD-BEARING";
   if (["discover.brief", "shape.writer", "planner"].includes(model)) return `# ${model}\n\nArtifact written by ${model}.`;
   if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["A user sees the retry succeed"] });
+  if (model === "verifier") return JSON.stringify({ evidence: "", reason: "Not a defect of this artifact.", verdict: "refute" });
   return JSON.stringify({ findings: [] });
 }

@@ -1,6 +1,7 @@
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import type { LanguageModel } from "ai";
+import { DEFAULT_MAX_CALLS_PER_ISSUE } from "../../src/config/load.js";
 import { fixedRouter } from "../../src/models/router.js";
 import type { CallContext } from "../../src/models/types.js";
 import { planIssue, type PlanIssueDeps, type PlanResult, type KnownGaps } from "../../src/pipeline/plan-issue.js";
@@ -60,6 +61,9 @@ export function agreeable(call: SeenCall): string {
       return `# ${call.role}\n\nArtifact written by ${call.role}.`;
     case "spec.ac_generator":
       return JSON.stringify({ acceptance_criteria: ["A user sees the retry succeed", "A third failure is reported as an error"] });
+    case "verifier":
+      // An agreeable second opinion: a lone HIGH is not a defect of this artifact.
+      return JSON.stringify({ evidence: "", reason: "Not a defect of this artifact.", verdict: "refute" });
     default:
       return JSON.stringify({ findings: [] });
   }
@@ -126,7 +130,7 @@ export async function scriptedWorld(script: Script, opts: { maxCalls?: number; k
         store,
         tracker,
         calls: ctx,
-        maxCalls: opts.maxCalls ?? 30,
+        maxCalls: opts.maxCalls ?? DEFAULT_MAX_CALLS_PER_ISSUE,
         warn: (m) => void warnings.push(m),
         ...(opts.knownGaps ? { knownGaps: async (text: string) => opts.knownGaps?.(text) } : {}),
         ...overrides,

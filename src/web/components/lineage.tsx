@@ -1,4 +1,5 @@
 import { Fragment } from "preact";
+import { severityText } from "../../contracts/severity-text.js";
 import type { ConcernLineage } from "../../read-models/types.js";
 import { when } from "../format.js";
 import { href } from "../route.js";
@@ -14,7 +15,11 @@ export function Lineage({ items }: { items: readonly ConcernLineage[] }) {
         <div class="concern" key={l.id} data-concern={l.id}>
           <div>
             <span class={`badge ${l.severity}`}>{l.severity}</span>{" "}
-            {l.raised_severity && l.raised_severity !== l.severity ? <span class="muted">(raised {l.raised_severity}) </span> : null}
+            {severityText(l) !== l.severity ? (
+              <span class="muted" data-severity-note>
+                {severityText(l).slice(l.severity.length + 1)}{" "}
+              </span>
+            ) : null}
             <span class={`badge ${l.status}`}>{l.status}</span> <span class="mono muted">{l.id}</span> <span class="muted">{l.category}</span>
             {l.human_required ? <span class="badge hitl">human required</span> : null}
           </div>
@@ -22,8 +27,17 @@ export function Lineage({ items }: { items: readonly ConcernLineage[] }) {
           {l.evidence ? <blockquote>{l.evidence}</blockquote> : null}
           <div class="chain">
             <span class="step" data-step="raised">
-              raised by <b>{l.raised_by}</b> in {l.stage} <span class="muted">{when(l.raised_at)}</span>
+              raised by <b>{l.raised_by}</b>
+              {l.also_raised_by?.length ? <> (and {l.also_raised_by.join(", ")})</> : null} in {l.stage} <span class="muted">{when(l.raised_at)}</span>
             </span>
+            {l.blocked.length ? (
+              <>
+                <Arrow />
+                <span class="step" data-step="blocked">
+                  blocked {l.blocked[0]?.stage} round{l.blocked.length === 1 ? "" : "s"} {l.blocked.map((b) => b.round).join(", ")}
+                </span>
+              </>
+            ) : null}
             {l.forwarded.map((f) => (
               <Fragment key={`f${f.seq}`}>
                 <Arrow />

@@ -112,6 +112,21 @@ const list: BenchIssue[] = [
         ],
       },
       {
+        // One persona's lone HIGH about a real defect (the verifier confirms it; the shape is revised).
+        id: "DEL-SHAPE-2",
+        stage: "shape",
+        line: "Run the whole deletion inside the web request that clicks Delete.",
+        fix: "Queue the deletion as a background job that retries, and show the user that it is under way.",
+        lanes: ["shape.tech_lead"],
+        severity: "HIGH",
+        category: "architecture",
+        wordings: [
+          "Deleting every record inside one web request will time out for large accounts and leave them half deleted.",
+          "A synchronous deletion in the request cannot finish for big accounts and has no way to resume.",
+          "The deletion needs a background job: inside the request it times out and leaves partial data behind.",
+        ],
+      },
+      {
         id: "DEL-PLAN-1",
         stage: "plan",
         line: "Delete the account as soon as the user clicks **Delete** in settings.",
@@ -241,8 +256,9 @@ const list: BenchIssue[] = [
         stage: "plan",
         line: "Fetch whatever URL the user pastes from our servers.",
         fix: "Accept only docs.google.com spreadsheet links, and fetch them through the Sheets API with the user's OAuth token.",
+        // A real hole only one persona sees: a lone HIGH the verifier confirms (the real model's 0107 pattern).
         lanes: ["plan.risk_skeptic"],
-        severity: "MEDIUM",
+        severity: "HIGH",
         category: "security",
         wordings: [
           "Fetching arbitrary pasted URLs server-side opens a server-side request forgery hole.",
@@ -257,6 +273,21 @@ const list: BenchIssue[] = [
     body: "Customers report duplicate webhook deliveries for about 0.5% of events, mostly right after our deploys. Their handlers are not idempotent, so they create duplicate orders.",
     kind: "critical-in-plan",
     defects: [
+      {
+        // Discovery's advice, settled by the shape writer: a concern whose id a replan must not renumber.
+        id: "WH-DISC-1",
+        stage: "discover",
+        line: "Duplicates happen sometimes.",
+        fix: "About 0.5% of events are delivered twice, mostly in the minutes after a deploy.",
+        lanes: ["discovery.problem_sharpener"],
+        severity: "MEDIUM",
+        category: "problem",
+        wordings: [
+          "'Sometimes' gives no rate, so nobody can tell when the duplicates are fixed.",
+          "The brief never says how often duplicates happen or when.",
+          "How many deliveries are duplicated, and when, is not stated.",
+        ],
+      },
       {
         id: "WH-PLAN-1",
         stage: "plan",
@@ -276,7 +307,8 @@ const list: BenchIssue[] = [
         stage: "plan",
         line: "Assume the duplicates come from the retry worker.",
         fix: "Reproduce the duplicates first: replay a deploy in staging while sending 10,000 events, and count deliveries per event id.",
-        lanes: ["plan.tester", "plan_reviewer"],
+        // Only the final reviewer sees it, as on the real model: the cycle ends needs_replan and is replanned.
+        lanes: ["plan_reviewer"],
         severity: "HIGH",
         category: "reproduction",
         wordings: [
@@ -304,6 +336,22 @@ const list: BenchIssue[] = [
           "Most users cannot read a UTC time at a glance to spot a strange login.",
           "Times in UTC make it hard for users to recognise their own logins.",
           "A UTC timestamp defeats the purpose: users compare it with their local clock.",
+        ],
+      },
+      {
+        // A lone HIGH that is a nitpick: the verifier refutes it and it stays advice (MEDIUM, raised HIGH).
+        id: "LL-PLAN-2",
+        stage: "plan",
+        line: "Label the field Last login.",
+        fix: "Label the field Last sign-in.",
+        lanes: ["plan.builder"],
+        severity: "HIGH",
+        category: "convention",
+        nitpick: true,
+        wordings: [
+          "The label should say 'Last sign-in' to match the wording used elsewhere in the product.",
+          "'Last login' clashes with the product's 'sign-in' wording.",
+          "Use 'sign-in', not 'login', in the field label.",
         ],
       },
       {

@@ -76,6 +76,17 @@ export function criticBody(
   return { model: role, messages: [SYSTEM(role), { role: "user", content }], temperature: 0, seed: 7 };
 }
 
+/** The verifier's request: the artifact under review and one finding to confirm or refute. */
+export function verifierBody(issue: Issue, review: { name: string; text: string }, finding: { severity: string; concern: string; evidence?: string }): Body {
+  const content = [
+    issueBlock(issue),
+    dataBlock("under_review", review.text, review.name),
+    dataBlock("finding", JSON.stringify(finding)),
+    'Decide whether the finding is a real defect: {"evidence", "reason", "verdict": "confirm" | "refute"}.',
+  ].join("\n\n");
+  return { model: "verifier", messages: [SYSTEM("verifier"), { role: "user", content }], temperature: 0, seed: 7 };
+}
+
 /** The plan reviewer's request. */
 export function reviewerBody(
   issue: Issue,

@@ -36,13 +36,24 @@ function offList(s: string, i: number): string {
   return i % 2 === 0 ? lower.charAt(0).toUpperCase() + lower.slice(1) : lower;
 }
 
-/** One new finding about a defect, worded for this lane and round. */
+/** The id of the known gap in the request's `known_gaps` block whose line holds the defect's gap words. */
+function knownGapOf(seen: Seen, d: Defect): string | undefined {
+  if (d.gap === undefined) return undefined;
+  for (const line of (block(seen, "known_gaps") ?? "").split("\n")) {
+    const m = /^- \[([^\]]+)\]\s+(.*)$/.exec(line.trim());
+    if (m?.[1] && contains(m[2] ?? "", d.gap)) return m[1];
+  }
+  return undefined;
+}
+
+/** One new finding about a defect, worded for this lane and round (tied to a known gap the critic was shown, when it repeats one). */
 function newFinding(ctx: Ctx, seen: Seen, role: string, d: Defect, text: string, round: number, paraphrase: boolean): FindingOut {
   const n = d.wordings.length;
   const lane = Math.max(0, d.lanes.indexOf(role));
   const concern = (paraphrase ? d.wordings[(lane + round) % n] : d.wordings[0]) ?? d.wordings[0] ?? d.line;
   const evidence = ctx.dice.on("nearQuotes", d.id) ? nearQuote(d.line, text, rngFor(ctx.seed, seen.key, "quote", d.id)) : d.line;
-  return { evidence, severity: d.severity, category: d.category, concern, human_required: d.humanRequired ?? false };
+  const gap = knownGapOf(seen, d);
+  return { evidence, ...(gap ? { known_gap: gap } : {}), severity: d.severity, category: d.category, concern, human_required: d.humanRequired ?? false };
 }
 
 /** Orders by severity, keeps at most 5, and adds the loose-enum slips of the quirk (never to repeated findings). */

@@ -7,6 +7,7 @@ import { hashOf, rngFor } from "./prng.js";
 import { dice, perfect } from "./quirks.js";
 import { CHAL_MODEL, EXEC_MODEL, PRODUCERS, readRequest, roleOf, type Seen } from "./request.js";
 import type { Quirks, Scenario } from "./types.js";
+import { verifierReply } from "./verifier.js";
 
 export interface DoubleOptions {
   /** Seeds every choice the double makes (default 7). */
@@ -15,6 +16,8 @@ export interface DoubleOptions {
   quirks?: Partial<Quirks>;
   /** What is wrong in the world; unknown issues and prompts get sound answers and no findings. */
   scenario?: Scenario;
+  /** Models (roles) whose provider is down: every request to them gets HTTP 503. */
+  down?: readonly string[];
 }
 
 export interface RealisticDouble {
@@ -38,6 +41,7 @@ function answer(ctx: Ctx, seen: Seen): string {
   if ((PRODUCERS as readonly string[]).includes(role)) return producerReply(ctx, seen, role);
   if (role === "spec.ac_generator") return criteriaReply(ctx, seen, role);
   if (role === "plan_reviewer") return reviewerReply(ctx, seen, role);
+  if (role === "verifier" || seen.blocks.some((b) => b.kind === "finding")) return verifierReply(ctx, seen);
   // Any other model: judge by what the request carries.
   if (seen.blocks.some((b) => b.kind === "under_review")) return criticReply(ctx, seen, role);
   if (seen.lastUser.includes('"executor_output"')) return challengerReply(ctx, seen);
@@ -97,6 +101,7 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
 
   const server = await startOpenAIServer((req) => {
     const seen = readRequest(req);
+    if (opts.down?.includes(seen.model)) return { status: 503, raw: JSON.stringify({ error: { message: `model ${seen.model} is unavailable` } }) };
     const occurrence = occurrences.get(seen.key) ?? 0;
     occurrences.set(seen.key, occurrence + 1);
     if (!quirks.serial) return work(req, seen, occurrence);

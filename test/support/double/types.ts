@@ -20,6 +20,13 @@ export interface Defect {
   humanRequired?: boolean;
   /** The plan reviewer's dimension for it; derived from `category` when absent. */
   dimension?: string;
+  /** A critic's overreach, not a defect that should block: the verifier refutes it (a real defect it confirms). */
+  nitpick?: boolean;
+  /**
+   * Words of a known gap's title this defect repeats: a critic shown a `known_gaps` block with a line
+   * holding them ties its finding to that gap's id (`known_gap`), as a real surfacer did.
+   */
+  gap?: string;
 }
 
 /** A sentence of an executor draft the challenger flags while it is in the draft. */

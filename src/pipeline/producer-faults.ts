@@ -1,0 +1,24 @@
+import type { AddressedItem, Concern } from "../contracts/concern.js";
+
+/** A Decisions heading at any level, as producers write it. */
+const DECISIONS = /^#{1,6}\s*Decisions\b/im;
+
+/**
+ * What is wrong with a producer's reply that the loop should warn about (docs/issue.md): concern ids
+ * it was never given, and — for a markdown artifact answering concerns — no `## Decisions` section.
+ */
+export function producerFaults(
+  role: string,
+  where: string,
+  reply: { artifact: string | string[]; addressed: readonly AddressedItem[] },
+  given: readonly Concern[],
+): string[] {
+  const out: string[] = [];
+  const known = new Set(given.map((c) => c.id));
+  const unknown = [...new Set(reply.addressed.map((a) => a.concern_id).filter((id) => !known.has(id)))];
+  if (unknown.length) out.push(`${role} named concern ids it was not given in ${where} (${unknown.join(", ")}): ignored`);
+  if (given.length && typeof reply.artifact === "string" && !DECISIONS.test(reply.artifact)) {
+    out.push(`${role} answered ${given.length} concern${given.length === 1 ? "" : "s"} in ${where} with no "## Decisions" section`);
+  }
+  return out;
+}
