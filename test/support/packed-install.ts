@@ -13,6 +13,7 @@ import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFil
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** The repository's root. */
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
 /** One package of a lockfile (`packages["node_modules/…"]`). */
@@ -41,6 +42,7 @@ export interface Manifest {
   bin: Record<string, string>;
 }
 
+/** The repo's package.json, read now. */
 export const manifest = (): Manifest => JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as Manifest;
 const repoLock = (): Lock => (JSON.parse(readFileSync(join(ROOT, "package-lock.json"), "utf8")) as { packages: Lock }).packages;
 
@@ -90,6 +92,7 @@ export function pack(work: string): Packed {
   return first;
 }
 
+/** What goes into a user's app: the tarball, and what the user adds beside it. */
 export interface AppSpec {
   /** The tarball, as a path relative to the app folder. */
   tarball: string;
@@ -97,8 +100,6 @@ export interface AppSpec {
   tarballBytes: Buffer;
   /** Packages the user adds beside dissent (`npm install node-llama-cpp@…`), at the repo's versions. */
   add?: string[];
-  /** The app's own dev dependencies (for its type-check), at the repo's versions. */
-  dev?: string[];
 }
 
 /**
@@ -116,11 +117,9 @@ export function installApp(app: string, spec: AppSpec, omitOptional = false): vo
     return v;
   };
   const add = spec.add ?? [];
-  const dev = spec.dev ?? [];
   const dependencies = { dissent: `file:${spec.tarball}`, ...Object.fromEntries(add.map((n) => [n, at(n)])) };
-  const devDependencies = Object.fromEntries(dev.map((n) => [n, at(n)]));
   const packages: Lock = {
-    "": { name: "user-app", dependencies, devDependencies },
+    "": { name: "user-app", dependencies },
     "node_modules/dissent": {
       version: m.version,
       resolved: `file:${spec.tarball}`,
@@ -141,17 +140,17 @@ export function installApp(app: string, spec: AppSpec, omitOptional = false): vo
     const { dev: _d, devOptional: _o, optional: _p, ...entry } = lock[path] as LockEntry;
     packages[path] = { ...entry, ...(required.has(path) ? {} : { optional: true }) };
   }
-  for (const path of [...closure(lock, dev)].sort()) {
-    if (needed.has(path)) continue;
-    const { devOptional: _o, optional: _p, ...entry } = lock[path] as LockEntry;
-    packages[path] = { ...entry, dev: true };
-  }
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "user-app", private: true, type: "module", dependencies, devDependencies }, null, 2));
+  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "user-app", private: true, type: "module", dependencies }, null, 2));
   writeFileSync(join(app, "package-lock.json"), JSON.stringify({ name: "user-app", lockfileVersion: 3, requires: true, packages }, null, 2));
   execFileSync("npm", ["ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error", ...(omitOptional ? ["--omit=optional"] : [])], {
     cwd: app,
     stdio: ["ignore", "ignore", "pipe"],
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" },
+    // A clean environment (no npm_config_* of the npm running the tests), but the same cache.
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...(process.env.npm_config_cache ? { npm_config_cache: process.env.npm_config_cache } : {}),
+    },
     timeout: 240_000,
   });
 }
