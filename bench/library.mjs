@@ -248,7 +248,11 @@ function du(dir) {
   return { mb: bytes / 1e6, packages };
 }
 
-/** `npm pack`, then a user's install of the tarball (required dependencies only) into a scratch folder, from the registry. */
+/**
+ * `npm pack`, then a user's install of the tarball into a scratch folder, from the registry: the
+ * default install (`npm install dissent`: required and optional dependencies, ADR-024) and the
+ * library's minimum (`--omit=optional`). Scripts are off (no native build is timed or measured).
+ */
 function installSize() {
   const work = mkdtempSync(join(tmpdir(), "dissent-install-"));
   try {
@@ -259,16 +263,17 @@ function installSize() {
         stdio: ["ignore", "pipe", "ignore"],
       }),
     )[0];
-    const measure = (name, spec) => {
+    const measure = (name, spec, omitOptional = true) => {
       const dir = join(work, name);
       execFileSync("mkdir", ["-p", dir]);
       writeFileSync(join(dir, "package.json"), JSON.stringify({ name: `scratch-${name}`, private: true }));
+      const started = performance.now();
       execFileSync(
         "npm",
         [
           "install",
           spec,
-          "--omit=optional",
+          ...(omitOptional ? ["--omit=optional"] : []),
           "--omit=dev",
           "--ignore-scripts",
           "--no-audit",
@@ -279,14 +284,15 @@ function installSize() {
         ],
         { cwd: dir, stdio: ["ignore", "ignore", "pipe"], timeout: 300_000 },
       );
-      return du(join(dir, "node_modules"));
+      return { ...du(join(dir, "node_modules")), seconds: (performance.now() - started) / 1000 };
     };
+    const whole = measure("dissent-default", join(work, packed.filename), false);
     const dissent = measure("dissent", join(work, packed.filename));
     const sdk = measure(
       "ai",
       "ai@" + JSON.parse(execFileSync("node", ["-p", "JSON.stringify(require('./node_modules/ai/package.json').version)"], { cwd: ROOT, encoding: "utf8" })),
     );
-    return { dissent, sdk, tarball_mb: packed.size / 1e6, unpacked_mb: packed.unpackedSize / 1e6 };
+    return { whole, dissent, sdk, tarball_mb: packed.size / 1e6, unpacked_mb: packed.unpackedSize / 1e6 };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -363,6 +369,8 @@ if (section("heap")) {
 if (section("install") && !args.includes("--no-install")) {
   try {
     const s = installSize();
+    put("install_default_mb", `install: npm install dissent, the default (${s.whole.packages} packages)`, s.whole.mb, "MB", "≤ 100", s.whole.mb <= 100);
+    put("install_default_s", "  … its time, from the registry", s.whole.seconds, "s");
     put("install_mb", `install: dissent + required deps (${s.dissent.packages} packages)`, s.dissent.mb, "MB");
     put("install_sdk_mb", `install: ai alone (${s.sdk.packages} packages)`, s.sdk.mb, "MB");
     put("tarball_mb", "npm pack tarball", s.tarball_mb, "MB");

@@ -2,9 +2,10 @@
 //
 //   OPENAI_API_KEY=… ANTHROPIC_API_KEY=… npx tsx examples/ai-sdk-middleware.ts     # API models
 //   npx tsx examples/ai-sdk-middleware.ts                                          # Ollama on 127.0.0.1:11434
+//   OLLAMA_BASE_URL=http://gpu-box:11434/v1 npx tsx examples/ai-sdk-middleware.ts   # any OpenAI-compatible server
 //
 // The challenger should be of another model family than the model it audits: a model reviewing
-// itself is weak dissent.
+// itself is weak dissent. Reference: docs/library.md.
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
@@ -15,8 +16,15 @@ function models() {
   if (process.env.OPENAI_API_KEY && process.env.ANTHROPIC_API_KEY) {
     return { model: createOpenAI()("gpt-4o-mini"), challenger: createAnthropic()("claude-3-5-haiku-latest") };
   }
-  const ollama = createOpenAICompatible({ name: "ollama", baseURL: "http://127.0.0.1:11434/v1" });
-  return { model: ollama("qwen3:8b"), challenger: ollama("llama3.1:8b") };
+  // supportsStructuredOutputs: the challenger's reply schema goes to the server as json_schema (Ollama,
+  // vLLM, llama.cpp and LM Studio all take it); without it the AI SDK falls back to plain JSON mode
+  // and prints a warning on every audit.
+  const ollama = createOpenAICompatible({
+    name: "ollama",
+    baseURL: process.env.OLLAMA_BASE_URL ?? "http://127.0.0.1:11434/v1",
+    supportsStructuredOutputs: true,
+  });
+  return { model: ollama("qwen3:8b"), challenger: ollama("llama3.1:8b") }; // Qwen writes, Llama audits
 }
 
 const { model, challenger } = models();

@@ -2,16 +2,36 @@
 // the CLI's wiring — config, store, tracker, the one model door — as a library.
 //
 //   npx tsx examples/embed-pipeline.ts      # Ollama on 127.0.0.1:11434, a local tracker under ./.dissent
+//   OLLAMA_BASE_URL=http://gpu-box:11434/v1 npx tsx examples/embed-pipeline.ts
+//
+// Reference: docs/library.md (createDissent) and docs/configuration.md (routes).
 import { BudgetExceeded, createDissent, ProviderError, type PipelineProgress } from "dissent";
+
+// Two model families: Qwen writes (the executor, every stage's producer, the complexity gate — all
+// fall through to `default`), Llama judges (the challenger, every critic and the plan reviewer). A
+// model reviewing its own work shares its blind spots; dissent warns when a stage's producer and
+// all its critics are the same model.
+const judge = { primary: "local:llama3.1:8b" };
+const JUDGING_ROLES = [
+  "challenger",
+  "assumption_surfacer",
+  "discovery", // discovery.problem_sharpener, .existing_solution_hunter, .cheapest_test_advocate
+  "shape.challenger",
+  "shape.user_advocate",
+  "shape.tech_lead",
+  "shape.product_strategist",
+  "plan", // plan.builder, plan.tester, plan.risk_skeptic (the producer, planner, is not under plan.)
+  "spec.judge",
+  "plan_reviewer",
+];
 
 const dissent = createDissent({
   // A config file path, or the YAML's content as an object (default: ./dissent.config.yaml, else built-in defaults).
   config: {
-    providers: { local: { type: "openai-compatible", base_url: "http://127.0.0.1:11434/v1", max_concurrency: 1 } },
+    providers: { local: { type: "openai-compatible", base_url: process.env.OLLAMA_BASE_URL ?? "http://127.0.0.1:11434/v1", max_concurrency: 1 } },
     routes: {
       default: { primary: "local:qwen3:8b" },
-      challenger: { primary: "local:llama3.1:8b" },
-      plan_reviewer: { primary: "local:llama3.1:8b" },
+      ...Object.fromEntries(JUDGING_ROLES.map((role) => [role, judge])),
     },
     tracker: { type: "local" },
     budget: { max_calls_per_issue: 40 },

@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { embeddedIntro, knownDefaultModel } from "./config/defaults.js";
+import { embeddedIntro, embeddedUnavailable, knownDefaultModel } from "./config/defaults.js";
 import { configFromObject, loadConfig, OLLAMA_HINT, textOrFile } from "./config/load.js";
 import type { RunOutput } from "./contracts/audit.js";
 import type { ConcernResolution, ResolutionKind } from "./contracts/concern.js";
 import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.js";
 import type { Config } from "./contracts/config.js";
 import { transition, type StateLabel } from "./contracts/labels.js";
-import { UsageError } from "./errors.js";
+import { ConfigError, UsageError } from "./errors.js";
 import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
 import { callModel } from "./models/call.js";
@@ -17,6 +17,7 @@ import type { MergeResult } from "./carryover/merge.js";
 // The pipeline and the read models load only for the commands that use them: `dissent run` stays light.
 import type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
 import type { IssueDetail, IssueSummary } from "./read-models.js";
+import { addPart, engineInstalled, missingOptional, OPT_IN_PARTS } from "./opt-in.js";
 import { redactor, type Redactor } from "./redact.js";
 import { openStore } from "./store/open.js";
 import type { EventQuery, LeaseHolder, Store, StoredEvent } from "./store/port.js";
@@ -164,6 +165,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         const p = config.providers[s.provider];
         return p ? [{ name: s.provider, p, model: s.model }] : [];
       });
+    // The no-config default is the one path a user did not choose the engine on: say why, and how to add it.
+    if (config.source === "defaults" && targets.length > 0 && !engineInstalled()) throw new ConfigError(embeddedUnavailable(env, addPart(OPT_IN_PARTS.engine)));
     await (await enginesOf()).engines.prepare(targets, config.source === "defaults" ? embeddedIntro(env) : undefined);
   };
   let router: Router | undefined;
@@ -197,7 +200,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       ? import("./telemetry/index.js").then(
           (m) => m.startTelemetry(config, redact, warn),
           (e: unknown) => {
-            warn(`telemetry is off: it could not start (${e instanceof Error ? e.message : String(e)})`);
+            const missing = missingOptional(e); // the OpenTelemetry SDK is opt-in (ADR-024): say how to add it
+            warn(`telemetry is off: ${missing ? missing.message : `it could not start (${e instanceof Error ? e.message : String(e)})`}`);
             return undefined;
           },
         )

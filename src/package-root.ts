@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { codeOf, ConfigError } from "./errors.js";
 
 /**
  * Files the package ships beside its code (prompts/, personas/, evals/, dist/web, package.json) are
@@ -10,7 +9,12 @@ import { codeOf, ConfigError } from "./errors.js";
  * the bundled CLI (dist/cli/chunks/…), where paths relative to a module would differ.
  */
 let root: string | undefined;
-type Manifest = { name?: string; version?: string; optionalDependencies?: Record<string, string> };
+type Manifest = {
+  name?: string;
+  version?: string;
+  optionalDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
 let manifest: Manifest | undefined;
 
 export function packageRoot(): string {
@@ -42,20 +46,14 @@ export function packageVersion(): string {
   return manifest?.version ?? "unknown";
 }
 
-/** The packages dissent can run without (each needed by one part: SQLite, GitHub, PostgreSQL, serve, telemetry, the local engine). */
+/** The packages a default install brings but dissent can run without (SQLite, serve): npm skips them where they cannot build. */
 export function optionalDependencies(): string[] {
   packageRoot();
   return Object.keys(manifest?.optionalDependencies ?? {});
 }
 
-/**
- * A command that needs an optional dependency the install left out (`npm install --omit=optional`):
- * a configuration error naming the package, never an internal error.
- */
-export function missingOptional(e: unknown): ConfigError | undefined {
-  const code = codeOf(e);
-  if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return undefined;
-  const name = /Cannot find (?:package|module) '((?:@[^/']+\/)?[^/']+)/.exec(e instanceof Error ? e.message : "")?.[1];
-  if (name === undefined || !optionalDependencies().includes(name)) return undefined;
-  return new ConfigError(`this needs ${name}, an optional dependency of dissent that is not installed: run npm install ${name}`, { cause: e });
+/** The version range dissent declares for a package it can use but does not install (its optional peers, ADR-024). */
+export function peerRange(name: string): string | undefined {
+  packageRoot();
+  return manifest?.peerDependencies?.[name];
 }

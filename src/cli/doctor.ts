@@ -10,6 +10,7 @@ import { redactor } from "../redact.js";
 import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
+import { addPart, engineInstalled, OPT_IN_PARTS } from "../opt-in.js";
 
 /** One configured route and what checking it found (CONTRACT §11: reachable, key, model present, JSON mode). */
 export interface RouteCheck {
@@ -155,6 +156,7 @@ export async function checkConfiguredRoutes(
     const parts: string[] = [];
     if (p.type === "llama-cpp") {
       if (!engines) return { ok: false, detail: "llama-cpp engine unavailable" };
+      if (!engineInstalled()) return { ok: false, detail: `node-llama-cpp is not installed: ${addPart(OPT_IN_PARTS.engine)}` };
       let located: Located;
       try {
         located = engines.locate(provider, p, model);

@@ -14,6 +14,7 @@ import {
 } from "../config/defaults.js";
 import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
+import { addPart, engineInstalled, installCommand, OPT_IN_PARTS } from "../opt-in.js";
 import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
@@ -58,6 +59,7 @@ function providerLines(found: Found): string[] {
       const { executor: e, challenger: c } = EMBEDDED_MODELS;
       return [
         "  # In-process GGUF models (node-llama-cpp): downloaded once into models_dir, then offline.",
+        `  # The engine is one command away (a default install leaves it out): ${installCommand(OPT_IN_PARTS.engine)}`,
         "  # model: hf:<user>/<repo>:<quant>, or a .gguf file (relative to this file's folder).",
         "  # Optional: context_size, threads, gpu (auto | false), max_concurrency (default 2).",
         `  drafter: { type: llama-cpp, model: ${q(e.ref)} }   # ${e.family}, ~${(e.approxBytes / 1e9).toFixed(1)} GB`,
@@ -86,7 +88,8 @@ export function renderInitConfig(found: Found): string {
   return [
     "# dissent.config.yaml, written by `dissent init` for what it found on this machine:",
     `# ${foundLine(found)}.`,
-    "# `dissent doctor` checks every route below. Reference: CONTRACT.md §2 and §11.",
+    "# `dissent doctor` checks every route below. Reference: dissent's docs/configuration.md and",
+    "# docs/local-engine.md (the package ships them: `dissent init --help` prints where).",
     "",
     "providers:",
     ...providerLines(found),
@@ -120,9 +123,12 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
   writeFileSync(path, text);
   if (flags.json) {
     const { providers, routes } = defaultsFor(found);
-    json(io, { path, found: found.kind, providers, routes });
+    const engine = found.kind === "embedded" ? { engine: { installed: engineInstalled(), install: installCommand(OPT_IN_PARTS.engine) } } : {};
+    json(io, { path, found: found.kind, providers, routes, ...engine });
   } else {
     io.stdout(`wrote ${shown}: ${foundLine(found)}\n`);
+    // The embedded models need the engine, which a default install leaves out (ADR-024): the one command first.
+    if (found.kind === "embedded" && !engineInstalled()) io.stdout(`the engine is not installed yet: ${addPart(OPT_IN_PARTS.engine)}\n`);
     io.stdout("check it with: dissent doctor\n");
   }
   return 0;

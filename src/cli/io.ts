@@ -1,5 +1,5 @@
 import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
-import { missingOptional } from "../package-root.js";
+import { missingOptional } from "../opt-in.js";
 import { redact as redactKnown } from "../redact.js";
 import { exitCodeOf } from "./exit-codes.js";
 

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { packageVersion } from "../package-root.js";
+import { linkDocs } from "./docs-links.js";
 import { fail, type Io } from "./io.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -102,7 +103,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--older-than <days>", "only replies cached more than DAYS days ago")
     .action(async (opts) => done(await (await import("./cache.js")).cacheClear(opts, io)));
 
-  const evalCmd = program.command("eval").description("Measure the challenger's and the councils' judgment on labelled sets (CONTRACT §9).");
+  const evalCmd = program.command("eval").description("Measure the challenger's and the councils' judgment on labelled sets.");
   const evalOpts = (c: Command) =>
     common(c)
       .option("--set <file>", "a labelled set (JSON or YAML) instead of the bundled one")
@@ -118,7 +119,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>"),
   ).action(async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)));
 
-  common(program.command("factory").description("Plan every new issue as it arrives, on one machine or many (CONTRACT §7)."))
+  common(program.command("factory").description("Plan every new issue as it arrives, on one machine or many."))
     .option("--once", "one poll: plan what it finds, then exit (0 all planned, 1 any failed)")
     .option("--concurrency <n>", "issues planned at once by this process (default factory.concurrency, 4)")
     .action(async (opts) => done(await (await import("./factory.js")).factoryCommand(opts, io)));
@@ -126,18 +127,19 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .requiredOption("--from-sqlite <home>", "the dissent home holding dissent.db")
     .action(async (opts) => done(await (await import("./migrate.js")).migrateCommand(opts, io)));
 
-  common(program.command("serve").description("A live, read-only dashboard of the store, with a JSON API (CONTRACT §8)."))
+  common(program.command("serve").description("A live, read-only dashboard of the store, with a JSON API."))
     .option("--port <port>", "port to listen on", "5555")
     .option("--host <host>", "address to bind (anything but loopback needs DISSENT_SERVE_TOKEN)", "127.0.0.1")
     .action(async (opts) => done(await (await import("./serve.js")).serveCommand(opts, io)));
 
-  common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine (CONTRACT §11)."))
+  common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine."))
     .option("--force", "overwrite an existing dissent.config.yaml")
     .action(async (opts) => done(await (await import("./init.js")).initCommand(opts, io)));
   common(program.command("doctor").description("Check every route: reachable, key, model present, JSON mode; exit 1 if any fails.")).action(async (opts) =>
     done(await (await import("./doctor.js")).doctorCommand(opts, io)),
   );
 
+  linkDocs(program); // every --help ends with its reference page (docs/README.md maps them)
   return program;
 }
 

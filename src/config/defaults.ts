@@ -251,6 +251,14 @@ export function knownDefaultModel(uri: string): { label: string; approxBytes: nu
   return undefined;
 }
 
+/**
+ * The no-config default fell through to the embedded engine, which is not installed (ADR-024): one
+ * line saying why it got here and the three ways on — add the engine (`addEngine`), start Ollama, set a key.
+ */
+export function embeddedUnavailable(env: Record<string, string | undefined>, addEngine: string): string {
+  return `no config file, no Ollama at ${ollamaUrl(env)} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the embedded engine that would run models in dissent's own process is not installed: ${addEngine}; or start Ollama, or set an API key`;
+}
+
 /** The first line said before the no-config default downloads its models: why the embedded engine. */
 export function embeddedIntro(env: Record<string, string | undefined>): string {
   return `no config file, no Ollama at ${ollamaUrl(env)} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set: using the embedded engine (\`dissent init\` writes a config to change this)`;

@@ -6,6 +6,7 @@ import type { CachedReply } from "../models/cache.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
 import type { StoreSnapshot } from "./snapshot.js";
 import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
+import { addPart, OPT_IN_PARTS } from "../opt-in.js";
 
 /** The schema dissent's tables live in (pg-boss keeps its own). */
 export const PG_SCHEMA = "dissent";
@@ -124,9 +125,9 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   try {
     pg = (await import("pg")).default as unknown as typeof import("pg");
   } catch (e) {
-    throw new ConfigError(
-      `store postgres needs the pg package, an optional dependency of dissent that is not installed (${messageOf(e).split("\n")[0]}): run npm install pg`,
-    );
+    throw new ConfigError(`store postgres needs the pg package, which a default install of dissent leaves out: ${addPart(OPT_IN_PARTS.postgres)}`, {
+      cause: e,
+    });
   }
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });

@@ -63,12 +63,22 @@ function storeError(e: unknown, file: string): StoreError {
 const isSqliteError = (e: unknown) => typeof e === "object" && e !== null && /^SQLITE_|^E[A-Z]+$/.test(codeOf(e) ?? "");
 
 function loadDriver(): Promise<typeof BetterSqlite3> {
+  const missing = (e: unknown) =>
+    new ConfigError(
+      `the embedded store needs better-sqlite3, which is not installed or did not build (${(e as Error).message.split("\n")[0]}): run npm install better-sqlite3, or use store: { type: postgres }`,
+    );
   return import("better-sqlite3").then(
-    (m) => m.default,
+    (m) => {
+      // The JavaScript loads even where the native part never built; open a throwaway database to know.
+      try {
+        new m.default(":memory:").close();
+      } catch (e) {
+        throw missing(e);
+      }
+      return m.default;
+    },
     (e: unknown) => {
-      throw new ConfigError(
-        `the embedded store needs better-sqlite3, which is not installed or did not build (${(e as Error).message.split("\n")[0]}): run npm install better-sqlite3, or use store: { type: postgres }`,
-      );
+      throw missing(e);
     },
   );
 }

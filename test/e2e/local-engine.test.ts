@@ -5,6 +5,7 @@ import { dissent, scratch, type CliResult } from "../support/cli.js";
 import { errorLine, parseJsonOut } from "../support/e2e.js";
 import { TINY_CHAT, writeTinyGguf, type TinyGguf } from "../support/tiny-gguf.js";
 import { blockNodeLlamaCpp, flipByte, startFakeHuggingFace, type TestServer } from "../engines/support.js";
+import { hidingPackages } from "../support/hide-packages.js";
 
 // `dissent run --audit` on a model inside the process (CONTRACT §11), as a user runs it: a tiny GGUF
 // written by the test, one thread (more threads are far slower on a model this small).
@@ -130,4 +131,46 @@ describe("an hf: model is downloaded once, with progress, and reused", () => {
     expect(second.stderr).toBe("");
     expect(hf.hits.length).toBe(asked);
   }, 60_000);
+});
+
+describe("without node-llama-cpp (a default install leaves the engine out, ADR-024)", () => {
+  const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { devDependencies: Record<string, string> })
+    .devDependencies["node-llama-cpp"];
+  const line = `dissent: error: provider type llama-cpp needs node-llama-cpp, which a default install of dissent leaves out: run npm install node-llama-cpp@${version} (docs/local-engine.md#adding-the-engine)`;
+
+  it("a model file configured: exit 2, one line with the one command that adds the engine", async () => {
+    const r = await run("tiny.yaml", ["run", "--audit", "--json", "A question never asked before?"], {
+      NODE_OPTIONS: hidingPackages(s.dir, ["node-llama-cpp"]),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(`${line}\n`);
+  });
+
+  it("two hf: models not yet downloaded: the same line, before any download is announced or begun", async () => {
+    const hf = await startFakeHuggingFace(() => readFileSync(tiny.path));
+    try {
+      s.write(
+        "hf-missing.yaml",
+        [
+          "providers:",
+          '  drafts: { type: llama-cpp, model: "hf:acme/one-GGUF:Q4_K_M", threads: 1, gpu: false }',
+          '  judges: { type: llama-cpp, model: "hf:acme/two-GGUF:Q4_K_M", threads: 1, gpu: false }',
+          "routes:",
+          '  executor: { primary: "drafts:one" }',
+          '  challenger: { primary: "judges:two" }',
+          "models_dir: never-models",
+        ].join("\n"),
+      );
+      const r = await run("hf-missing.yaml", ["run", "--audit", "hello"], {
+        HF_ENDPOINT: `${hf.url}/`,
+        NODE_OPTIONS: hidingPackages(s.dir, ["node-llama-cpp"]),
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`${line}\n`);
+      expect(hf.hits).toEqual([]);
+    } finally {
+      await hf.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 /**
- * A library user may install dissent without its optional dependencies (`npm install --omit=optional`):
- * PostgreSQL (pg, pg-boss), `serve` (Hono), telemetry (the OpenTelemetry SDK), SQLite
- * and the local engine. The CLI then still runs what needs none of them, and a command that needs one
+ * A default install leaves out PostgreSQL (pg, pg-boss), telemetry (the OpenTelemetry SDK) and the
+ * local engine (ADR-024); `npm install --omit=optional` also leaves out `serve` (Hono), and SQLite
+ * where it cannot build. The CLI then still runs what needs none of them, and a command that needs one
  * fails with one line naming the package and how to install it — never an internal error. The
  * packages are hidden from a spawned CLI by a module hook that answers as Node does for a package
  * that is not installed.
@@ -10,34 +10,13 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { audit, byRole, errorLine, world, type World } from "../support/e2e.js";
+import { hidingPackages as hiding } from "../support/hide-packages.js";
 
 let w: World | undefined;
 afterEach(async () => {
   await w?.close();
   w = undefined;
 });
-
-/** NODE_OPTIONS under which importing any of `names` fails as it does when the package is not installed. */
-function hiding(dir: string, names: string[]): string {
-  const hooks = join(dir, "hide-hooks.mjs");
-  writeFileSync(
-    hooks,
-    `const HIDDEN = ${JSON.stringify(names)};
-export async function resolve(specifier, context, next) {
-  const name = specifier.startsWith("@") ? specifier.split("/").slice(0, 2).join("/") : specifier.split("/")[0];
-  if (HIDDEN.includes(name)) {
-    const e = new Error(\`Cannot find package '\${name}' imported from \${context.parentURL}\`);
-    e.code = "ERR_MODULE_NOT_FOUND";
-    throw e;
-  }
-  return next(specifier, context);
-}
-`,
-  );
-  const register = join(dir, "hide.mjs");
-  writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
-  return `--import=${new URL(`file://${register}`).href}`;
-}
 
 const OPTIONAL_BUT_SQLITE = [
   "pg",
@@ -63,7 +42,13 @@ describe("without the optional dependencies", () => {
 
   it.each([
     ["serve without Hono", ["serve", "--port", "0"], "", /npm install (hono|@hono\/node-server)$/],
-    ["a PostgreSQL store without pg", ["issue", "list"], "store: { type: postgres }\n", /npm install pg$/],
+    // An opt-in part (ADR-024): the one command names both packages at the versions dissent is tested with.
+    [
+      "a PostgreSQL store without pg",
+      ["issue", "list"],
+      "store: { type: postgres }\n",
+      /: run npm install pg@\d+\.\d+\.\d+ pg-boss@\d+\.\d+\.\d+ \(docs\/factory\.md#many-machines-postgresql\)$/,
+    ],
   ] as const)("%s: exit 2, one line naming the package and how to install it", async (_name, args, extra, pkg) => {
     w = await world(byRole({}));
     const config = join(w.dir, "dissent.config.yaml");
@@ -85,6 +70,8 @@ describe("without the optional dependencies", () => {
     expect(r.stdout).toContain("100 °C");
     const warnings = r.stderr.split("\n").filter((l) => /telemetry/.test(l));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain("@opentelemetry/");
+    expect(warnings[0]).toMatch(
+      /run npm install @opentelemetry\/sdk-trace-base@\S+ @opentelemetry\/exporter-trace-otlp-http@\S+ @opentelemetry\/resources@\S+ \(docs\/serve\.md#traces-opentelemetry\)$/,
+    );
   });
 });

@@ -131,16 +131,14 @@ describe("a user's own set", () => {
   });
 });
 
-describe("the README's examples (its dissent eval section)", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-  const start = readme.indexOf("\n## Measuring judgment");
-  const doc = readme.slice(start, readme.indexOf("\n## ", start + 1));
+describe("the examples of the reference page (docs/eval.md)", () => {
+  const doc = readFileSync(new URL("../../docs/eval.md", import.meta.url), "utf8");
   const yamlBlocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 
   it("a gate item and a pipeline item, both valid", () => {
     const gate = yamlBlocks.find((b) => b.includes("expected:"));
     const pipeline = yamlBlocks.find((b) => b.includes("gold:"));
-    expect(parseGateSet(gate ?? "", "README gate example.yaml").items[0]?.id).toBe("eggs-1");
-    expect(parsePipelineSet(pipeline ?? "", "README pipeline example.yaml").items[0]?.gold.plan_must_contain).toHaveLength(1);
+    expect(parseGateSet(gate ?? "", "docs/eval.md gate example.yaml").items[0]?.id).toBe("eggs-1");
+    expect(parsePipelineSet(pipeline ?? "", "docs/eval.md pipeline example.yaml").items[0]?.gold.plan_must_contain).toHaveLength(1);
   });
 });

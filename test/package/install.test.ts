@@ -1,87 +1,104 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { transformSync } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { closedPort } from "../support/e2e.js";
+import { startOpenAIServer, type ChatRequest, type FakeOpenAI } from "../support/openai-server.js";
+import { installApp, llamaCpuPackage, manifest, pack, ROOT, SQLITE_BINARY, treeBytes, withSqliteBinary, type Packed } from "../support/packed-install.js";
+import { TINY_CHAT, writeTinyGguf } from "../support/tiny-gguf.js";
 
 /**
- * The package as a user gets it (ADR-014): `npm pack`, unpacked into a scratch app's node_modules
- * with its required dependencies only — the optional ones (better-sqlite3, node-llama-cpp) absent,
- * as after `npm install --omit=optional` where the native module cannot build — then imported as a
- * user imports it (ESM, by package name) and the README's library examples type-checked against
- * the built .d.ts with `skipLibCheck: false`. Offline: the dependencies are the repo's own
- * installed copies, linked in, so the test needs no registry.
+ * The package as a user gets it (ADR-014, ADR-024): `npm pack`, then `npm install` of the tarball
+ * into an empty folder — offline, from the npm cache (test/support/packed-install.ts says how) — and
+ * used as a user uses it: the `dissent` binary, `import … from "dissent"`, the examples. Two apps:
+ * a default install (better-sqlite3's native build left out, as where it cannot build), and one
+ * where the user added the in-process engine with the one command dissent names.
  */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-/** The optional dependencies (SQLite, the local engine, GitHub, PostgreSQL, serve, telemetry): a library user may omit them all. */
-const OPTIONAL = Object.keys(
-  (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { optionalDependencies: Record<string, string> }).optionalDependencies,
-);
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 600_000 });
 
-interface Packed {
-  filename: string;
-  files: { path: string }[];
-}
+const M = manifest();
+/** The parts a default install leaves out (ADR-024): dissent's optional peer dependencies. */
+const OPT_IN = Object.keys(M.peerDependencies);
+/** Packages a default install brings but dissent runs without (npm skips them where they cannot build). */
+const OPTIONAL = Object.keys(M.optionalDependencies);
+/** The engine's tested version: the one command names it. */
+const ENGINE = M.devDependencies["node-llama-cpp"];
 
 let work = "";
-let app = "";
+let plain = "";
+let full = "";
 let packed: Packed;
 
-/** Links one of the repo's installed packages into the scratch app's node_modules. */
-function link(name: string): void {
-  const from = join(ROOT, "node_modules", name);
-  if (!existsSync(from)) throw new Error(`${name} is not installed in the repo`);
-  const to = join(app, "node_modules", name);
-  mkdirSync(dirname(to), { recursive: true });
-  symlinkSync(from, to, "dir");
+/** The installed `dissent` binary of an app, run as a user runs it (a clean environment). */
+function dissentIn(app: string, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+  const r = spawnSync(join(app, "node_modules", ".bin", "dissent"), args, {
+    cwd: opts.cwd ?? app,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: opts.cwd ?? app, ...opts.env },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** Runs an ESM snippet with node inside the scratch app. */
-function node(source: string, args: string[] = []): { status: number | null; stdout: string; stderr: string } {
+/** Runs an ESM snippet with node inside an app. */
+function node(app: string, source: string, args: string[] = []) {
   const r = spawnSync(process.execPath, [...args, "--input-type=module", "-e", source], { cwd: app, encoding: "utf8", env: { PATH: process.env.PATH ?? "" } });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** The ```ts blocks of the README's library section. */
-function readmeExamples(): string[] {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const start = readme.indexOf("\n## Library\n");
-  expect(start, "the README has a ## Library section").toBeGreaterThan(-1);
-  const end = readme.indexOf("\n## ", start + 1);
-  const text = readme.slice(start, end === -1 ? undefined : end);
-  return [...text.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+/** Runs a file with node, asynchronously (a test server in this process answers it meanwhile). */
+function runFile(file: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file], { cwd, env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 90_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** The ```ts blocks of the README and of every docs page: what a user copies. */
+function documentedExamples(): { file: string; code: string }[] {
+  const pages = [
+    "README.md",
+    ...readdirSync(join(ROOT, "docs"), { withFileTypes: true }).flatMap((e) => (e.isFile() && e.name.endsWith(".md") ? [`docs/${e.name}`] : [])),
+  ];
+  return pages.flatMap((page) =>
+    [...readFileSync(join(ROOT, page), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({
+      file: `${page.replace(/[/.]/g, "-")}-${i + 1}.ts`,
+      code: m[1] ?? "",
+    })),
+  );
 }
 
 beforeAll(() => {
   expect(existsSync(join(ROOT, "dist/index.js")), "dist is built (npm run build)").toBe(true);
   work = mkdtempSync(join(tmpdir(), "dissent-pack-"));
-  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
-    cwd: ROOT,
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const list = JSON.parse(out) as Packed[];
-  const first = list[0];
-  if (!first) throw new Error("npm pack reported nothing");
-  packed = first;
-
-  app = join(work, "app");
-  const pkgDir = join(app, "node_modules", "dissent");
-  mkdirSync(pkgDir, { recursive: true });
-  execFileSync("tar", ["-xzf", join(work, packed.filename), "-C", pkgDir, "--strip-components=1"]);
-  writeFileSync(join(app, "package.json"), JSON.stringify({ name: "user-app", private: true, type: "module" }));
-  const manifest = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { dependencies: Record<string, string> };
-  for (const name of Object.keys(manifest.dependencies)) link(name);
-  link("@types/node"); // the user's own dev dependency, for their type-check
-}, 120_000);
+  packed = pack(work);
+  const tarballBytes = readFileSync(join(work, packed.filename));
+  const tarball = `../${packed.filename}`;
+  plain = join(work, "app");
+  installApp(plain, { tarball, tarballBytes });
+  // The user's next step: the engine, at the version dissent names (its CPU build: GPU builds are the same code, larger).
+  full = join(work, "app-with-engine");
+  installApp(full, { tarball, tarballBytes, add: ["node-llama-cpp", llamaCpuPackage(), "better-sqlite3"] }, true);
+  withSqliteBinary(full);
+});
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
 describe("npm pack: what a user installs", () => {
-  it("ships the built entries, the prompts, personas and eval sets, and nothing of the repo's own", () => {
+  it("ships the built entries, the prompts, personas, eval sets and the docs pages, and nothing of the repo's own", () => {
     const paths = packed.files.map((f) => f.path);
     for (const p of [
       "package.json",
@@ -95,18 +112,38 @@ describe("npm pack: what a user installs", () => {
     ]) {
       expect(paths).toContain(p);
     }
+    const pages = readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md"));
+    expect(pages.length).toBeGreaterThan(10);
+    for (const page of pages) expect(paths).toContain(`docs/${page}`);
     expect(paths.some((p) => p.startsWith("personas/"))).toBe(true);
     expect(paths.some((p) => p.startsWith("evals/"))).toBe(true);
     expect(paths.filter((p) => /^(src|test|bench|node_modules|\.dissent|examples)\//.test(p))).toEqual([]);
   });
 
-  it("the optional native modules are absent from the install", () => {
-    for (const name of OPTIONAL) expect(existsSync(join(app, "node_modules", name))).toBe(false);
+  it("a default install is at most 100 MB: the engine, PostgreSQL and telemetry stay out, SQLite and serve come in", () => {
+    for (const name of OPT_IN) expect(existsSync(join(plain, "node_modules", name)), `${name} is left out`).toBe(false);
+    for (const name of OPTIONAL) expect(existsSync(join(plain, "node_modules", name)), `${name} comes with dissent`).toBe(true);
+    // What npm wrote, plus the native binary better-sqlite3's install script adds (left out here).
+    const bytes = treeBytes(join(plain, "node_modules")) + statSync(join(ROOT, "node_modules", SQLITE_BINARY)).size;
+    expect(bytes / 1e6).toBeLessThanOrEqual(100);
+  });
+
+  it("`dissent --version` runs from the install", () => {
+    const r = dissentIn(plain, ["--version"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(`${M.version}\n`);
+  });
+
+  it("each opt-in part's one command names the version dissent is tested with", () => {
+    for (const name of OPT_IN) {
+      expect(M.peerDependenciesMeta[name]?.optional, `${name} is an optional peer`).toBe(true);
+      expect(M.peerDependencies[name]?.replace(/^\^/, ""), `${name}: the peer range starts at the devDependency`).toBe(M.devDependencies[name]);
+    }
   });
 });
 
 describe("imported as a user imports it (ESM, by package name)", () => {
-  it('"dissent", "dissent/ai-sdk" and "dissent/testing" run offline, loading no optional module', () => {
+  it('"dissent", "dissent/ai-sdk" and "dissent/testing" run offline, loading no optional or opt-in module', () => {
     const hooks = join(work, "hooks.mjs");
     writeFileSync(
       hooks,
@@ -115,6 +152,7 @@ describe("imported as a user imports it (ESM, by package name)", () => {
     const register = join(work, "register.mjs");
     writeFileSync(register, `import { register } from "node:module"; register(${JSON.stringify(new URL(`file://${hooks}`).href)});\n`);
     const r = node(
+      plain,
       `
       import { runAudit, createDissent, fingerprint, ProviderError } from "dissent";
       import { auditMiddleware, auditOf } from "dissent/ai-sdk";
@@ -140,21 +178,24 @@ describe("imported as a user imports it (ESM, by package name)", () => {
     expect(JSON.parse(r.stdout)).toEqual({ gate: "pass", middleware: "pass", text: true, same: true, kinds: ["function", "function"] });
     const loaded = r.stderr.split("\n").filter((l) => l.startsWith("LOADED "));
     expect(loaded.some((l) => l.includes("/node_modules/dissent/dist/index.js"))).toBe(true);
-    for (const name of OPTIONAL) expect(loaded.filter((l) => l.includes(`/node_modules/${name}/`))).toEqual([]);
+    for (const name of [...OPTIONAL, ...OPT_IN]) expect(loaded.filter((l) => l.includes(`/node_modules/${name}/`))).toEqual([]);
   });
 
   it("internals stay internal: a deep import is refused by `exports`", () => {
-    const r = node(`await import("dissent/dist/gate/run-audit.js");`);
+    const r = node(plain, `await import("dissent/dist/gate/run-audit.js");`);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain("ERR_PACKAGE_PATH_NOT_EXPORTED");
   });
 
-  it("createDissent on an install without better-sqlite3: the SQLite store's error names it, and close() does not throw", () => {
-    const r = node(`
+  it("createDissent where better-sqlite3 did not build: the SQLite store's error names it, and close() does not throw", () => {
+    const r = node(
+      plain,
+      `
       import { createDissent } from "dissent";
       const d = createDissent({ config: { providers: { p: { type: "openai-compatible", base_url: "http://127.0.0.1:9/v1" } }, routes: { default: { primary: "p:m" } } }, env: { DISSENT_HOME: ${JSON.stringify(join(work, "home"))} } });
       try { await d.run({ prompt: "hi" }); } catch (e) { console.log(JSON.stringify({ name: e.name, message: e.message })); } finally { await d.close(); }
-    `);
+    `,
+    );
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { name: string; message: string };
     expect(out.name).toBe("ConfigError");
@@ -162,22 +203,76 @@ describe("imported as a user imports it (ESM, by package name)", () => {
   });
 });
 
-describe("the README's library examples and examples/*.ts type-check against the built .d.ts", () => {
+describe("the in-process engine is one command away", () => {
+  const add = `npm install node-llama-cpp@${ENGINE}`;
+
+  it("with no config, no Ollama and no key, `dissent run` says why and the one command that adds the engine — and downloads nothing", async () => {
+    const ollama = `http://127.0.0.1:${await closedPort()}`;
+    const hf = `http://127.0.0.1:${await closedPort()}`;
+    const home = mkdtempSync(join(work, "user-"));
+    const r = dissentIn(plain, ["run", "--audit", "What is 2+2?"], { cwd: home, env: { DISSENT_OLLAMA_URL: ollama, HF_ENDPOINT: hf } });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `dissent: error: no config file, no Ollama at ${ollama} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the embedded engine that would run models in dissent's own process is not installed: run ${add} (docs/local-engine.md#adding-the-engine); or start Ollama, or set an API key\n`,
+    );
+    expect(existsSync(join(home, ".cache", "dissent", "models"))).toBe(false);
+  });
+
+  it("`dissent init` choosing the embedded models writes the command into the config and says it", async () => {
+    const home = mkdtempSync(join(work, "user-"));
+    const env = { DISSENT_OLLAMA_URL: `http://127.0.0.1:${await closedPort()}` };
+    const r = dissentIn(plain, ["init"], { cwd: home, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split("\n")).toContain(`the engine is not installed yet: run ${add} (docs/local-engine.md#adding-the-engine)`);
+    const config = readFileSync(join(home, "dissent.config.yaml"), "utf8");
+    expect(config).toContain(`# The engine is one command away (a default install leaves it out): ${add}\n`);
+    expect(config).not.toContain("CONTRACT");
+    const json = dissentIn(plain, ["init", "--force", "--json"], { cwd: home, env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ found: "embedded", engine: { installed: false, install: add } });
+    // Once added, init no longer asks for it.
+    const added = dissentIn(full, ["init", "--json"], { cwd: mkdtempSync(join(work, "user-")), env });
+    expect(JSON.parse(added.stdout)).toMatchObject({ found: "embedded", engine: { installed: true } });
+  });
+
+  it("once added, a llama-cpp route runs the audit gate in the process", () => {
+    const home = mkdtempSync(join(work, "user-"));
+    writeTinyGguf(join(home, "tiny.gguf"), TINY_CHAT);
+    writeFileSync(
+      join(home, "dissent.config.yaml"),
+      [
+        "providers:",
+        '  tiny: { type: llama-cpp, model: "./tiny.gguf", threads: 1, gpu: false, context_size: 8192 }',
+        "routes:",
+        '  executor: { primary: "tiny:drafter" }',
+        '  challenger: { primary: "tiny:judge" }',
+      ].join("\n"),
+    );
+    const r = dissentIn(full, ["run", "--audit", "--json", "What is 2+2?"], { cwd: home });
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { audit_meta: { challenger_status: string }; run: { calls: { role: string; provider: string }[] } };
+    expect(out.audit_meta.challenger_status).toBe("ok");
+    expect(out.run.calls.map((c) => `${c.role} ${c.provider}`)).toEqual(["executor tiny", "challenger tiny"]);
+  });
+});
+
+describe("the README's and the docs' TypeScript, and examples/*.ts, type-check against the built .d.ts", () => {
   it("compiles with strict and skipLibCheck: false, as a user's project would (the AI SDK's own types need lib DOM)", () => {
-    const blocks = readmeExamples();
-    expect(blocks.length).toBeGreaterThan(2);
-    const dir = join(app, "src");
+    const blocks = documentedExamples();
+    expect(blocks.length).toBeGreaterThan(4);
+    const dir = join(plain, "src");
     mkdirSync(dir, { recursive: true });
-    for (const [i, code] of blocks.entries()) writeFileSync(join(dir, `readme-${i + 1}.ts`), code);
+    for (const b of blocks) writeFileSync(join(dir, b.file), b.code);
     for (const f of readdirSync(join(ROOT, "examples")).filter((f) => f.endsWith(".ts"))) cpSync(join(ROOT, "examples", f), join(dir, f));
     writeFileSync(
-      join(app, "tsconfig.json"),
+      join(plain, "tsconfig.json"),
       JSON.stringify({
         compilerOptions: {
           target: "ES2022",
           module: "NodeNext",
           moduleResolution: "NodeNext",
           lib: ["ES2023", "DOM"], // the AI SDK's own .d.ts names fetch's DOM types
+          typeRoots: [join(ROOT, "node_modules", "@types")], // the user's own @types/node, not part of dissent's install
           types: ["node"],
           strict: true,
           noUncheckedIndexedAccess: true,
@@ -187,7 +282,7 @@ describe("the README's library examples and examples/*.ts type-check against the
         include: ["src"],
       }),
     );
-    const r = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", app, "--pretty", "false"], { cwd: app, encoding: "utf8" });
+    const r = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", plain, "--pretty", "false"], { cwd: plain, encoding: "utf8" });
     // Ours must be clean: the examples, and every .d.ts of the package. The AI SDK's own .d.ts have
     // errors of their own under skipLibCheck: false (an untyped `json-schema` import), not ours to fix.
     const errors = (r.stdout + r.stderr).split("\n").filter((l) => /error TS/.test(l));
@@ -197,5 +292,69 @@ describe("the README's library examples and examples/*.ts type-check against the
       errors.every((l) => /node_modules\/(ai|@ai-sdk)\//.test(l)),
       errors.join("\n"),
     ).toBe(true);
-  }, 120_000);
+  });
+});
+
+describe("the examples run against an OpenAI-compatible server as written: no warning, two model families", () => {
+  let server: FakeOpenAI;
+  /** What each request asked for: the reply schema's first key (`verdict`, `findings`, …) or `text`. */
+  const kind = (req: ChatRequest): string => {
+    const schema = (req.body.response_format?.json_schema as { schema?: { properties?: Record<string, unknown> } } | undefined)?.schema;
+    const keys = Object.keys(schema?.properties ?? {});
+    return keys.find((k) => ["verdict", "findings", "acceptance_criteria"].includes(k)) ?? (req.body.response_format ? "json" : "text");
+  };
+  beforeAll(async () => {
+    server = await startOpenAIServer((req) => {
+      switch (kind(req)) {
+        case "verdict":
+          return { content: JSON.stringify({ concerns: [], verdict: "pass" }) };
+        case "findings":
+          return { content: JSON.stringify({ findings: [] }) };
+        case "acceptance_criteria":
+          return { content: JSON.stringify({ acceptance_criteria: ["A GET answered 503 then 200 succeeds after one retry."] }) };
+        default:
+          return { content: "# Retry on 503\n\nRetry GET, PUT and DELETE up to three times with exponential backoff; honour Retry-After; never retry POST." };
+      }
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** examples/NAME.ts, compiled as a user's tsx would, inside the app with the engine (it has SQLite). */
+  const example = (name: string) => {
+    const dir = join(full, "examples");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}.mjs`);
+    writeFileSync(file, transformSync(readFileSync(join(ROOT, "examples", `${name}.ts`), "utf8"), { loader: "ts", format: "esm", target: "node20" }).code);
+    return file;
+  };
+
+  it("ai-sdk-middleware: the challenger gets a json_schema reply format, and nothing prints an AI SDK warning", async () => {
+    const before = server.requests.length;
+    const r = await runFile(example("ai-sdk-middleware"), join(full, "examples"), { OLLAMA_BASE_URL: server.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Retry GET, PUT and DELETE");
+    expect(`${r.stdout}\n${r.stderr}`).not.toMatch(/AI SDK Warning/);
+    const audits = server.requests.slice(before).filter((q) => kind(q) === "verdict");
+    expect(audits.length).toBe(2); // generateText and streamText, each audited once
+    expect(audits.map((q) => [q.body.model, q.body.response_format?.type])).toEqual([
+      ["llama3.1:8b", "json_schema"],
+      ["llama3.1:8b", "json_schema"],
+    ]);
+  });
+
+  it("embed-pipeline: plans the issue with Qwen writing and Llama judging, and no same-model warning", async () => {
+    const before = server.requests.length;
+    const cwd = mkdtempSync(join(full, "examples", "project-"));
+    const r = await runFile(example("embed-pipeline"), cwd, { OLLAMA_BASE_URL: server.url });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^#1: ready \(load_bearing\)/);
+    expect(r.stderr.split("\n").filter((l) => l.startsWith("warning:"))).toEqual([]);
+    const asked = server.requests.slice(before);
+    const models = (k: string) => [...new Set(asked.filter((q) => kind(q) === k).map((q) => q.body.model))];
+    expect(models("findings")).toEqual(["llama3.1:8b"]); // every critic and the plan reviewer
+    expect(models("text")).toEqual(["qwen3:8b"]); // every producer
+    expect(asked.filter((q) => kind(q) === "findings")).toHaveLength(4 + 4 + 4 + 1 + 1); // one converged round of each council, the spec judge, the reviewer
+  });
 });

@@ -3,48 +3,27 @@
  * a planned issue in its column; its page shows the stages and a concern's lineage; a stage of a
  * plan running in another process appears without a reload. Screenshots go to bench/.
  */
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startDissent } from "../support/proc.js";
+import { launchChromium } from "./chromium.js";
 import { filledWorld, HIGH, serve, type ServeWorld, type Serving } from "./world.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 // Screenshots go to a scratch folder; DISSENT_SCREENSHOTS=bench refreshes the README's pictures.
 const BENCH = process.env.DISSENT_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), "dissent-shots-"));
 const TOKEN = "browser-test-token-8c2e1d";
-
-/** Headless Chromium as the CI has it (Debian's package): no sandbox in a container, nothing fetched from outside. */
-export async function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-dev-shm-usage",
-    ],
-  });
-}
 
 let w: ServeWorld;
 let s: Serving;
 let browser: Browser;
 let page: Page;
 
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-
 beforeAll(async () => {
-  // .ci/run installs Debian's chromium; without it these tests fail, never skip.
-  if (!HAVE_CHROMIUM) throw new Error(`no Chromium at ${CHROMIUM}: install Debian's chromium (bash .ci/run does) or set CHROMIUM_PATH`);
   // Priced like a mid-range hosted model (USD per million tokens), so the page shows dollars.
   w = await filledWorld({ rich: true, provider: "prices: { input_per_mtok: 3, output_per_mtok: 15 }" });
   const run = await w.run(["run", "--audit", "How large may an upload be?"]);
@@ -128,6 +107,8 @@ describe("the dashboard in Chromium", () => {
     type InPage = { document: { querySelectorAll(s: string): { length: number } }; Chart?: unknown };
     await page.waitForFunction(() => (globalThis as unknown as InPage).document.querySelectorAll("canvas").length === 5);
     await page.waitForFunction(() => (globalThis as unknown as InPage).Chart !== undefined); // Chart.js, fetched only now
+    const charts = await page.locator("canvas[data-chart]").evaluateAll((cs) => cs.map((c) => c.getAttribute("data-chart")));
+    expect(charts).toEqual(["USD and calls by day (UTC)", "USD by role", "USD by model", "Network calls by role", "Tokens by role"]);
     const roles = await page.$$eval('[data-table="by role"] tbody tr', (rows) => rows.map((r) => r.textContent ?? ""));
     expect(roles.some((r) => r.startsWith("spec.judge"))).toBe(true);
     expect(roles.every((r) => /\$\d/.test(r))).toBe(true); // priced: dollars, not n/a

@@ -1,5 +1,6 @@
 import type { Llama } from "node-llama-cpp";
 import { codeOf, ConfigError } from "../../errors.js";
+import { addPart, OPT_IN_PARTS } from "../../opt-in.js";
 
 /** The node-llama-cpp module: an optional dependency, imported only when a llama-cpp model is loaded. */
 export type NodeLlamaCpp = typeof import("node-llama-cpp");
@@ -36,13 +37,12 @@ export function importNodeLlamaCpp(): Promise<NodeLlamaCpp> {
     imported = undefined;
     const code = codeOf(e);
     if (code === "ERR_MODULE_NOT_FOUND") {
-      throw new ConfigError(
-        "provider type llama-cpp needs node-llama-cpp, which is not installed: run `npm install node-llama-cpp` (an optional dependency of dissent)",
-        { cause: e },
-      );
+      throw new ConfigError(`provider type llama-cpp needs node-llama-cpp, which a default install of dissent leaves out: ${addPart(OPT_IN_PARTS.engine)}`, {
+        cause: e,
+      });
     }
     throw new ConfigError(
-      `node-llama-cpp could not be loaded (${(e as Error).message.split("\n")[0] ?? "error"}): reinstall it with \`npm install node-llama-cpp\``,
+      `node-llama-cpp could not be loaded (${(e as Error).message.split("\n")[0] ?? "error"}): reinstall it: ${addPart(OPT_IN_PARTS.engine)}`,
       { cause: e },
     );
   });

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { LanguageModel } from "ai";
 import type { Config, ProviderConfig } from "../../contracts/config.js";
 import { ConfigError } from "../../errors.js";
-import { openBinding, type Binding } from "./binding.js";
+import { importNodeLlamaCpp, openBinding, type Binding } from "./binding.js";
 import { downloadModel } from "./download.js";
 import { ModelHashes } from "./file-hash.js";
 import { llamaLanguageModel } from "./language-model.js";
@@ -206,6 +206,8 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
       }
       const missing = [...wanted.values()].filter((w) => !w.located.present && w.located.ref.kind === "hf");
       const allKnown = missing.every(({ located }) => o.known?.(describeRef(located.ref)) !== undefined);
+      // Downloading needs node-llama-cpp: a missing engine is said before any download is announced.
+      if (missing.length > 0 && !config.offline) await importNodeLlamaCpp();
       // One unknown model needs no summary: the download's own first line names it and its size.
       if (missing.length > 0 && !config.offline && (intro || allKnown || missing.length > 1)) {
         if (intro) reporter.notice(intro);

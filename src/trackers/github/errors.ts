@@ -1,6 +1,6 @@
 import { DissentError, messageOf, RunError, TrackerAuthError } from "../../errors.js";
 import { redact } from "../../redact.js";
-import { missingOptional } from "../../package-root.js";
+import { missingOptional } from "../../opt-in.js";
 
 /** Where a GitHub call went, for messages that name the repo and what to do. */
 export interface GithubErrorContext {

@@ -55,7 +55,7 @@ export function ChartBox({ config, label }: { config: ChartConfiguration; label:
       <h3>{label}</h3>
       {error ? <p class="error">{error}</p> : null}
       <div class="chart">
-        <canvas ref={canvas} aria-label={label} role="img" />
+        <canvas ref={canvas} aria-label={label} role="img" data-chart={label} />
       </div>
     </div>
   );

@@ -38,7 +38,12 @@ function tokens(rows: readonly UsageRow[]): ChartConfiguration {
   };
 }
 
-function byDay(rows: readonly UsageRow[]): ChartConfiguration {
+function byDay(rows: readonly UsageRow[], priced: boolean): ChartConfiguration {
+  if (!priced)
+    return {
+      type: "bar",
+      data: { labels: rows.map((r) => r.key), datasets: [{ label: "network calls", data: rows.map((r) => r.calls), backgroundColor: COLORS[1] }] },
+    };
   return {
     type: "bar",
     data: {
@@ -88,18 +93,21 @@ function Table({ title, rows, link }: { title: string; rows: readonly UsageRow[]
 export function Costs() {
   const { data, error } = useData<CostStats>("/api/stats", isCall, 1000);
   useRendered("costs", data?.last_seq);
+  // Dollar charts only when some call had a price: with none (local models without `prices:`) they
+  // would draw an empty axis that reads as "$0" — an unknown price is never shown as zero.
+  const priced = data ? data.totals.calls > data.totals.unpriced_calls : false;
   const charts = useMemo(
     () =>
       data
         ? {
-            day: byDay(data.by_day),
+            day: byDay(data.by_day, priced),
             role: bars(data.by_role, "usd", true),
             model: bars(data.by_model, "usd", true),
             callsByRole: bars(data.by_role, "calls", true),
             tokens: tokens(data.by_role),
           }
         : undefined,
-    [data],
+    [data, priced],
   );
   if (error && !data) return <p class="error">{error}</p>;
   if (!data || !charts) return <p class="muted">Loading costs…</p>;
@@ -138,9 +146,9 @@ export function Costs() {
         </p>
       ) : null}
       <div class="charts">
-        <ChartBox label="USD and calls by day (UTC)" config={charts.day} />
-        <ChartBox label="USD by role" config={charts.role} />
-        <ChartBox label="USD by model" config={charts.model} />
+        <ChartBox key={priced ? "usd" : "calls"} label={priced ? "USD and calls by day (UTC)" : "Network calls by day (UTC)"} config={charts.day} />
+        {priced ? <ChartBox label="USD by role" config={charts.role} /> : null}
+        {priced ? <ChartBox label="USD by model" config={charts.model} /> : null}
         <ChartBox label="Network calls by role" config={charts.callsByRole} />
         <ChartBox label="Tokens by role" config={charts.tokens} />
       </div>

@@ -1,6 +1,7 @@
 import type { IssuePage as Page, ServedEvent } from "../../read-models/types.js";
 import { UsageLine } from "../components/calls.js";
 import { Lineage } from "../components/lineage.js";
+import { Markdown } from "../components/markdown.js";
 import { CycleView } from "../components/timeline.js";
 import { usd } from "../format.js";
 import { useData, useRendered } from "../live.js";
@@ -57,7 +58,7 @@ export function IssuePage({ id }: { id: string }) {
       {issue.body.trim() ? (
         <details>
           <summary class="muted">issue text</summary>
-          <pre class="text panel">{issue.body}</pre>
+          <Markdown text={issue.body} name="issue-body" />
         </details>
       ) : null}
 
@@ -70,20 +71,16 @@ export function IssuePage({ id }: { id: string }) {
       <div class="grid2">
         <div>
           <h2>Plan</h2>
-          {issue.plan ? (
-            <pre class="text panel" data-artifact="plan">
-              {issue.plan}
-            </pre>
-          ) : (
-            <p class="muted">No plan in this cycle yet.</p>
-          )}
+          {issue.plan ? <Markdown text={issue.plan} name="plan" /> : <p class="muted">No plan in this cycle yet.</p>}
         </div>
         <div>
           <h2>Acceptance criteria</h2>
           {issue.acceptance_criteria.length ? (
             <ul class="panel" data-artifact="acceptance_criteria">
               {issue.acceptance_criteria.map((c, i) => (
-                <li key={i}>{c}</li>
+                <li key={i}>
+                  <Markdown text={c} inline />
+                </li>
               ))}
             </ul>
           ) : (

@@ -1,4 +1,5 @@
 import type { ServedEvent, WikiEntryView } from "../../read-models/types.js";
+import { Markdown } from "../components/markdown.js";
 import { useData, useRendered } from "../live.js";
 import { href } from "../route.js";
 
@@ -81,7 +82,7 @@ export function WikiEntry({ id }: { id: string }) {
       <p>
         <span class={`badge ${data.severity}`}>{data.severity}</span> · {data.category} · confidence {data.confidence} · given to <GivenTo e={data} />
       </p>
-      <pre class="text panel">{data.body ?? ""}</pre>
+      <Markdown text={data.body ?? ""} name="wiki-entry" />
     </div>
   );
 }
