@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import {
   API_MODELS,
@@ -14,6 +14,7 @@ import {
 } from "../config/defaults.js";
 import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
+import { writeNoFollow } from "../files/write.js";
 import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
@@ -117,7 +118,12 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
   const found = detect(io.env, await probeOllama(ollamaUrl(io.env)));
   const text = renderInitConfig(found);
   parseConfigText(text, shown); // what we write must load: a bug here fails before the file exists
-  writeFileSync(path, text);
+  // Never through a link planted at the path, never into a folder that is not there: one usage line naming it.
+  const wrote = writeNoFollow(path, text, { overwrite: Boolean(flags.force) });
+  if (!wrote.ok)
+    throw new UsageError(
+      `${shown} ${wrote.reason}${wrote.reason === "already exists" ? ": dissent init --force replaces it" : ""}${flags.config ? " (--config)" : ""}`,
+    );
   if (flags.json) {
     const { providers, routes } = defaultsFor(found);
     json(io, { path, found: found.kind, providers, routes });

@@ -1,9 +1,10 @@
-import { closeSync, existsSync, openSync, readSync, fstatSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
+import { readBounded } from "../files/read.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
@@ -54,33 +55,13 @@ function display(path: string, cwd: string): string {
 }
 
 /**
- * Reads at most `limit` bytes of a file as UTF-8; a larger file (or /dev/zero) is an error naming it
- * and the limit, read no further than the limit.
+ * Reads at most `limit` bytes of a regular file as UTF-8 (src/files/read.ts): a larger file, a
+ * folder, a FIFO or a device (/dev/zero) is a ConfigError naming it, never a blocked or runaway read.
  */
 export function readCapped(path: string, limit: number, what: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
-  }
-  try {
-    if (fstatSync(fd).isDirectory()) throw new ConfigError(`${what} ${path}: is a directory, not a file`);
-    const buf = Buffer.alloc(limit + 1);
-    let n = 0;
-    while (n <= limit) {
-      const got = readSync(fd, buf, n, limit + 1 - n, null);
-      if (got === 0) break;
-      n += got;
-    }
-    if (n > limit) throw new ConfigError(`${what} ${path} is larger than ${Math.round(limit / 1024)} KiB, the limit`);
-    return buf.subarray(0, n).toString("utf8");
-  } catch (e) {
-    if (ConfigError.isInstance(e)) throw e;
-    throw new ConfigError(`${what} ${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? "error"})`);
-  } finally {
-    closeSync(fd);
-  }
+  const got = readBounded(path, limit);
+  if (got.ok) return got.text;
+  throw new ConfigError(`${what} ${path}: ${got.reason}`);
 }
 
 /**
