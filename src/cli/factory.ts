@@ -11,6 +11,7 @@ import { requireKeys, requirePrices } from "../models/router.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
 import { isPostgresStore } from "../store/postgres.js";
 import { callLine, StatusLine, type Common } from "./common.js";
+import { exitCodeOf } from "./exit-codes.js";
 import { fail, safe, type Io } from "./io.js";
 
 /**
@@ -67,10 +68,12 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
     if (result.abandoned)
       warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);
     if (result.fatal !== undefined) return fail(result.fatal, io, verbose);
-    if (io.signal.aborted) return fail(io.signal.reason, io, false);
+    // A requested stop (SIGINT/SIGTERM) is the factory's normal end, not an error line (docs/factory.md).
+    if (io.signal.aborted) return exitCodeOf(io.signal.reason);
     if (!settings.once) return 0;
     return result.failed || result.gaveUp ? 1 : 0;
   } catch (e) {
+    if (io.signal.aborted && Interrupted.isInstance(e)) return exitCodeOf(e); // stopped while starting: still a requested stop
     return fail(e, io, verbose);
   } finally {
     status.clear();
