@@ -5,6 +5,7 @@ import { LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { readBounded } from "../files/read.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "../models/reply-cap.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
@@ -217,6 +218,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     modelsDir,
     offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
+    maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
   };
   const config: Config = { ...base, secrets: secretsOf(base, env) };
   checkRoutes(config);

@@ -3,8 +3,10 @@ import type { CallRecord } from "../contracts/audit.js";
 import { DissentError, Interrupted, ProviderAuthError, ProviderError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
+import { formatLimit } from "../files/read.js";
 import { stripThink, type Parsed } from "./json.js";
 import { roundUsd } from "./pricing.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { INCOMPLETE_STREAM } from "./sse-fetch.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
@@ -244,6 +246,9 @@ function describe(target: ModelTarget, f: AttemptsFailed): string {
     case "empty_reply":
     case "truncated":
       return `${detail}${tries}`;
+    case "reply_too_large":
+      // Names the setting (docs/limits.md): the reply was read no further, not printed and not cached.
+      return `${what} sent a reply larger than ${formatLimit(target.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES)}, the limit ${target.maxReplyBytesFrom ?? "max_reply_bytes"} sets: it was not read further nor cached; raise ${target.maxReplyBytesFrom ?? "max_reply_bytes"} if replies this large are expected`;
     default:
       return `${what} failed${tries}: ${detail}`;
   }

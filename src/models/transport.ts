@@ -1,3 +1,5 @@
+import { replyTooLarge } from "./reply-cap.js";
+
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
   /** connection refused/reset, DNS, a body cut off mid-way: retry, then fall back to the secondary */
@@ -14,6 +16,8 @@ export type FailureKind =
   | "empty_reply"
   /** a reply the provider cut off (finish_reason length, or a stream that stopped unfinished): retried, never cached */
   | "truncated"
+  /** a reply larger than max_reply_bytes, cut as it arrived (docs/limits.md): not retried (the same request gets the same reply), never cached */
+  | "reply_too_large"
   /** anything else (other 4xx, malformed response): not retried */
   | "fatal";
 
@@ -83,6 +87,8 @@ const QUOTA = /insufficient[_ ]quota|quota exceeded|exceeded your current quota|
 /** Sorts an error thrown by a provider call into a FailureKind. */
 export function classify(e: unknown, timedOut: boolean): Classified {
   if (timedOut) return { kind: "timeout", detail: "timed out" };
+  const tooLarge = replyTooLarge(e);
+  if (tooLarge) return { kind: "reply_too_large", detail: tooLarge.message };
   const err = (e ?? {}) as ApiCallErrorLike;
   const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
   const detail = err.message || String(e);
