@@ -24,7 +24,16 @@ function harness(deadlineMs = STOP_DEADLINE_MS) {
       return { unref: () => (t.unrefed = true) };
     },
   });
-  return { controller, exits, said, timers, stop, fire: () => timers.forEach((t) => t.fn()) };
+  return {
+    controller,
+    exits,
+    said,
+    timers,
+    stop,
+    fire: () => {
+      for (const t of timers) t.fn();
+    },
+  };
 }
 
 describe("the first signal starts the orderly stop and a deadline", () => {
