@@ -190,7 +190,15 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   const telemetryOf = () =>
     (telemetry ??= config.telemetry.otlpEndpoint
       ? import("./telemetry/index.js").then(
-          (m) => m.startTelemetry(config, redact, warn),
+          (m) => {
+            try {
+              return m.startTelemetry(config, redact, warn);
+            } catch (e) {
+              // The OpenTelemetry SDK refusing its settings costs one warning, never the run (docs/serve.md).
+              warn(`telemetry is off: it could not start (${m.withoutCredentials(e instanceof Error ? e.message : String(e))})`);
+              return undefined;
+            }
+          },
           (e: unknown) => {
             warn(`telemetry is off: it could not start (${e instanceof Error ? e.message : String(e)})`);
             return undefined;

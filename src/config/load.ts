@@ -116,6 +116,15 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   throw new ConfigError(`${file}${line}: ${message}`);
 }
 
+/** A percent-encoded value decoded, or as it is when it is not valid encoding. */
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // not percent-encoding: the value itself is the secret
+  }
+}
+
 /** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
 function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string | undefined>): string[] {
   const out: string[] = [];
@@ -142,6 +151,16 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
     }
   }
   if (env.DISSENT_SERVE_TOKEN) out.push(env.DISSENT_SERVE_TOKEN);
+  // The collector's credentials: a password in its URL, and the values of OTEL_EXPORTER_OTLP_HEADERS (a vendor's key).
+  const otlp = config.telemetry.otlpEndpoint;
+  if (otlp && URL.canParse(otlp)) {
+    const password = new URL(otlp).password;
+    if (password) out.push(password, safeDecode(password));
+  }
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? "").split(",")) {
+    const value = pair.slice(pair.indexOf("=") + 1).trim();
+    if (pair.includes("=") && value) out.push(value, safeDecode(value));
+  }
   return out.filter((s) => s.length >= 4);
 }
 
