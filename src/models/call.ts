@@ -5,9 +5,9 @@ import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
 import { formatLimit } from "../files/read.js";
 import { stripThink, type Parsed } from "./json.js";
+import { notAnAnswer } from "./answer-rule.js";
 import { roundUsd } from "./pricing.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
-import { INCOMPLETE_STREAM } from "./sse-fetch.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
 
@@ -188,19 +188,18 @@ async function attemptOnce(
 /** Is this reply an answer at all? A reply cut off or empty is a failed call (CONTRACT §2 r2). */
 function unusable(reply: Received, target: ModelTarget): Classified | undefined {
   const what = `provider '${target.provider}' (${target.model})`;
-  if (reply.finish_reason === "length") {
+  const why = notAnAnswer({ text: reply.text, finishReason: reply.finish_reason, rawFinishReason: reply.raw_finish_reason });
+  if (why === undefined) return undefined;
+  if (why === "truncated" && reply.finish_reason === "length") {
     const limit = target.maxTokens ? ` (max_tokens ${target.maxTokens})` : "";
     return { kind: "truncated", detail: `${what} cut the reply off at its length limit${limit}: raise max_tokens for provider '${target.provider}'` };
   }
-  if (reply.raw_finish_reason === INCOMPLETE_STREAM) return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
-  if (stripThink(reply.text).trim() === "") {
-    const reasoningOnly = reply.text.trim() !== "";
-    return {
-      kind: "empty_reply",
-      detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}`,
-    };
-  }
-  return undefined;
+  if (why === "truncated") return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
+  const reasoningOnly = reply.text.trim() !== "";
+  return {
+    kind: "empty_reply",
+    detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}`,
+  };
 }
 
 async function withRetries(
