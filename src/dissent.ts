@@ -182,7 +182,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
             return localTracker(await storeOf());
           }
           const { githubTracker } = await import("./trackers/github.js");
-          return githubTracker(config.tracker, env, config.source);
+          // The run's signal stops pagination and retries; a listing cut at the page cap says so (docs/limits.md).
+          return githubTracker(config.tracker, env, config.source, { ...(opts.signal ? { signal: opts.signal } : {}), say: warn });
         })());
 
   // Telemetry (CONTRACT §8): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
