@@ -117,6 +117,24 @@ export interface Dissent {
   close(): Promise<void>;
 }
 
+/**
+ * The instance with every method but `redact` and `close` refusing once it is closed (a UsageError:
+ * createDissent() makes a new one); `issues.*` too.
+ */
+function refuseWhenClosed<T extends object>(o: T, closed: () => boolean): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(o)) {
+    if (key === "redact" || key === "close" || typeof value !== "function") {
+      out[key] = key === "issues" && value !== null && typeof value === "object" ? refuseWhenClosed(value, closed) : value;
+      continue;
+    }
+    const fn = value as (...args: unknown[]) => unknown;
+    out[key] = (...args: unknown[]) =>
+      closed() ? Promise.reject(new UsageError("this dissent instance is closed: createDissent() makes a new one")) : fn.apply(o, args);
+  }
+  return out as T;
+}
+
 /** The config the options name. */
 function configOf(opts: CreateDissentOptions, env: Record<string, string | undefined>, cwd: string): Config {
   if (opts.config !== undefined && typeof opts.config !== "string") return configFromObject(opts.config, { env, cwd });
@@ -231,7 +249,9 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     return t as import("./trackers/local.js").LocalTracker;
   };
 
-  return {
+  // A closed instance refuses every call with a typed error, rather than reopening its store behind the caller's back.
+  let closed = false;
+  const api: Dissent = {
     config,
     redact,
     store: storeOf,
@@ -364,6 +384,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     },
 
     async close() {
+      closed = true;
       if (telemetry) await (await telemetry)?.shutdown(); // spans are flushed before the CLI exits
       // A store that never opened has nothing to close: its error already reached the call that opened it.
       const opened = store
@@ -376,4 +397,5 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       if (engines) await (await engines).engines.dispose();
     },
   };
+  return refuseWhenClosed(api, () => closed);
 }
