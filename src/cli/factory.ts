@@ -26,7 +26,12 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
   // Aborts every round's model calls: on SIGINT/SIGTERM, and when the factory stops of its own accord.
   const stopping = new AbortController();
   const signal = AbortSignal.any([io.signal, stopping.signal]);
-  const warn = (m: string) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  // The queue's database going away stops the factory: one line, exit 1 (the round resumes on restart). Every
+  // warning after it (a label the rounds could not clear, say) is a consequence that line already names.
+  const lost = new AbortController();
+  const warn = (m: string) => {
+    if (!lost.signal.aborted) status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  };
   let d: Dissent | undefined;
   let queue: WorkQueue | undefined;
   try {
@@ -52,6 +57,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
           silenceMs: settings.leaseTtlMs,
           heartbeatMs: settings.leaseRenewMs,
           onError: (e) => warn(`the queue: ${messageOf(e)}`),
+          onLost: (e) => lost.abort(e),
         })
       : localQueue(store);
     const result = await runFactory({
@@ -64,6 +70,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
       warn,
       signal: io.signal,
       interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
+      lost: lost.signal,
     });
     if (result.abandoned)
       warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);

@@ -5,6 +5,7 @@ import { ConfigError, messageOf, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
 import type { StoreSnapshot } from "./snapshot.js";
+import { checkout } from "./pg-client.js";
 import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
 
 /** The schema dissent's tables live in (pg-boss keeps its own). */
@@ -132,11 +133,11 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
   try {
-    const client = await pool.connect();
+    const held = await checkout(pool);
     try {
-      await migrate(client);
+      await migrate(held.client);
     } finally {
-      client.release();
+      held.release();
     }
   } catch (e) {
     await pool.end().catch(() => undefined);
@@ -264,7 +265,8 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
   /** Runs `fn` in a transaction on a client of its own. */
   const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
     guard(async () => {
-      const client = await pool.connect();
+      const held = await checkout(pool);
+      const client = held.client;
       const q: Query = (text, values) => client.query(text, values) as ReturnType<Query>;
       try {
         await client.query("BEGIN");
@@ -275,7 +277,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         await client.query("ROLLBACK").catch(() => undefined); // the connection may be gone: the error that matters is `e`
         throw e;
       } finally {
-        client.release();
+        held.release();
       }
     });
 
