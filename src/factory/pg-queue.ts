@@ -223,7 +223,17 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
           });
         },
         async abandon() {
-          if (!done) await end("ROLLBACK");
+          if (done) return;
+          // A connection the server closed has rolled the job back already: nothing to say but give it back.
+          if (held.lost()) {
+            done = true;
+            clearInterval(heartbeat);
+            held.release();
+            return;
+          }
+          await end("ROLLBACK").catch((e: unknown) => {
+            throw failed(e, `giving back the round of issue ${issueId}`);
+          });
         },
       };
     },
