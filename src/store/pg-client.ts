@@ -16,14 +16,22 @@ export interface HeldClient {
  * unhandled 'error' event and crash the process with a stack instead of one line (issue 20 item 1).
  */
 export async function checkout(pool: Pool, onLost?: (e: Error) => void): Promise<HeldClient> {
-  const client = await pool.connect();
   let failure: Error | undefined;
   const listener = (e: Error) => {
     if (failure) return;
     failure = e;
     onLost?.(e);
   };
-  client.on("error", listener);
+  // The callback form: the listener is on before the pool's hand-over returns. With the promise form
+  // an error in the same network chunk as the hand-over (the server shutting down just then) would
+  // find no listener — the chaos suite caught that crash.
+  const client = await new Promise<PoolClient>((resolve, reject) =>
+    pool.connect((err, c) => {
+      if (err || !c) return reject(err ?? new Error("the pool gave no connection"));
+      c.on("error", listener);
+      resolve(c);
+    }),
+  );
   let released = false;
   return {
     client,

@@ -116,7 +116,8 @@ function storeError(e: unknown, where: string): StoreError {
 const isDbError = (e: unknown) => typeof e === "object" && e !== null && typeof (e as { code?: unknown }).code === "string" && !StoreError.isInstance(e);
 /** pg's connection errors carry no code. */
 const isConnectError = (e: unknown) =>
-  e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);
+  e instanceof Error &&
+  /timeout exceeded when trying to connect|Connection terminated|connection timeout|not queryable|terminating connection/i.test(e.message);
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
