@@ -121,6 +121,24 @@ export interface Dissent {
   close(): Promise<void>;
 }
 
+/**
+ * The instance with every method but `redact` and `close` refusing once it is closed (a UsageError:
+ * createDissent() makes a new one); `issues.*` too.
+ */
+function refuseWhenClosed<T extends object>(o: T, closed: () => boolean): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(o)) {
+    if (key === "redact" || key === "close" || typeof value !== "function") {
+      out[key] = key === "issues" && value !== null && typeof value === "object" ? refuseWhenClosed(value, closed) : value;
+      continue;
+    }
+    const fn = value as (...args: unknown[]) => unknown;
+    out[key] = (...args: unknown[]) =>
+      closed() ? Promise.reject(new UsageError("this dissent instance is closed: createDissent() makes a new one")) : fn.apply(o, args);
+  }
+  return out as T;
+}
+
 /** The config the options name. */
 function configOf(opts: CreateDissentOptions, env: Record<string, string | undefined>, cwd: string): Config {
   if (opts.config !== undefined && typeof opts.config !== "string") return configFromObject(opts.config, { env, cwd });
@@ -190,7 +208,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
             return localTracker(await storeOf());
           }
           const { githubTracker } = await import("./trackers/github.js");
-          return githubTracker(config.tracker, env, config.source);
+          // The run's signal stops pagination and retries; a listing cut at the page cap says so (docs/limits.md).
+          return githubTracker(config.tracker, env, config.source, { ...(opts.signal ? { signal: opts.signal } : {}), say: warn });
         })());
 
   // Telemetry (CONTRACT §8): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
@@ -198,7 +217,15 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   const telemetryOf = () =>
     (telemetry ??= config.telemetry.otlpEndpoint
       ? import("./telemetry/index.js").then(
-          (m) => m.startTelemetry(config, redact, warn),
+          (m) => {
+            try {
+              return m.startTelemetry(config, redact, warn);
+            } catch (e) {
+              // The OpenTelemetry SDK refusing its settings costs one warning, never the run (docs/serve.md).
+              warn(`telemetry is off: it could not start (${m.withoutCredentials(e instanceof Error ? e.message : String(e))})`);
+              return undefined;
+            }
+          },
           (e: unknown) => {
             const missing = missingOptional(e); // the OpenTelemetry SDK is opt-in (ADR-024): say how to add it
             warn(`telemetry is off: ${missing ? missing.message : `it could not start (${e instanceof Error ? e.message : String(e)})`}`);
@@ -232,7 +259,9 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     return t as import("./trackers/local.js").LocalTracker;
   };
 
-  return {
+  // A closed instance refuses every call with a typed error, rather than reopening its store behind the caller's back.
+  let closed = false;
+  const api: Dissent = {
     config,
     redact,
     store: storeOf,
@@ -378,6 +407,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     },
 
     async close() {
+      closed = true;
       if (telemetry) await (await telemetry)?.shutdown(); // spans are flushed before the CLI exits
       // A store that never opened has nothing to close: its error already reached the call that opened it.
       const opened = store
@@ -390,4 +420,5 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       if (engines) await (await engines).engines.dispose();
     },
   };
+  return refuseWhenClosed(api, () => closed);
 }

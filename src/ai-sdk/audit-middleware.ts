@@ -12,6 +12,7 @@ import { auditDraft, metaOf, PassLimits, type AuditStepResult, type Revision } f
 import type { GateCall } from "../gate/challenge.js";
 import { libraryCall } from "../gate/run-audit.js";
 import type { ReplyCache } from "../models/cache.js";
+import { notAnAnswer } from "../models/answer-rule.js";
 import { answerOf } from "../models/call.js";
 import { dissentMetadata, type AuditReport, type AuditSkipReason } from "./audit-report.js";
 import { promptHoldsTools, promptText } from "./prompt-text.js";
@@ -119,7 +120,10 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
       const draft = await doGenerate();
       const draftRecord = wrappedRecord("executor", model, started, draft.usage);
       const text = answerOf(textOfContent(draft.content)); // the answer: a reasoning block is not audited (CONTRACT §2 r2)
-      const why = draft.content.some((p) => p.type === "tool-call") ? "tool_calls" : text.trim() === "" ? "empty_reply" : undefined;
+      // The call door's own rule for what is an answer: a draft cut off at its length limit is not audited as one.
+      const why = draft.content.some((p) => p.type === "tool-call")
+        ? "tool_calls"
+        : notAnAnswer({ text: textOfContent(draft.content), finishReason: draft.finishReason.unified, rawFinishReason: draft.finishReason.raw });
       if (why) {
         skipped("generate", why, [draftRecord]);
         return draft;
@@ -129,7 +133,9 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
         const t = performance.now();
         const reply = await model.doGenerate(revisionParams(params, text, concerns));
         revisionUsage = reply.usage;
-        return { answer: answerOf(textOfContent(reply.content)), record: wrappedRecord("revision", model, t, reply.usage), reply };
+        // A revision cut off at its length limit is no revision: the gate keeps the draft, with a warning.
+        const cut = notAnAnswer({ text: textOfContent(reply.content), finishReason: reply.finishReason.unified }) === "truncated";
+        return { answer: cut ? "" : answerOf(textOfContent(reply.content)), record: wrappedRecord("revision", model, t, reply.usage), reply };
       });
       const metadata = dissentMetadata(report("generate", draftRecord, step));
       const usage = totalUsage(draft.usage, step, revisionUsage);
@@ -179,7 +185,12 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
               const failed = errorOfParts(revisionParts);
               if (failed) throw failed.error;
               revisionUsage = usageOfParts(revisionParts);
-              return { answer: answerOf(textOfParts(revisionParts)), record: wrappedRecord("revision", model, t, revisionUsage), reply: revisionParts };
+              const cut = unauditableParts(revisionParts) === "truncated";
+              return {
+                answer: cut ? "" : answerOf(textOfParts(revisionParts)),
+                record: wrappedRecord("revision", model, t, revisionUsage),
+                reply: revisionParts,
+              };
             });
             if (cancelled) return;
             const metadata = dissentMetadata(report("stream", draftRecord, step));

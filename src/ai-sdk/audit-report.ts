@@ -2,8 +2,8 @@ import type { SharedV3ProviderMetadata } from "@ai-sdk/provider";
 import { z } from "zod";
 import { AuditMeta, CallRecord, ShownConcern } from "../contracts/audit.js";
 
-/** Why a call went through unaudited: its prompt holds tool calls or results, its reply calls tools, reports an error, or has no text. */
-export type AuditSkipReason = "tool_results" | "tool_calls" | "error" | "empty_reply";
+/** Why a call went through unaudited: its prompt holds tool calls or results, its reply calls tools, reports an error, has no text, or was cut off at its length limit. */
+export type AuditSkipReason = "tool_results" | "tool_calls" | "error" | "empty_reply" | "truncated";
 
 /** What `onAudit` receives for every call through the wrapped model. */
 export interface AuditReport {

@@ -1,5 +1,5 @@
 import type { LanguageModelV3StreamPart, LanguageModelV3Usage, SharedV3ProviderMetadata } from "@ai-sdk/provider";
-import { answerOf } from "../models/call.js";
+import { type NotAnAnswer, notAnAnswer } from "../models/answer-rule.js";
 
 type Part = LanguageModelV3StreamPart;
 
@@ -21,11 +21,16 @@ export async function readAll(stream: ReadableStream<Part>, hold?: (reader: Read
 
 const TOOL_PARTS = new Set<Part["type"]>(["tool-call", "tool-result", "tool-input-start", "tool-input-delta", "tool-input-end", "tool-approval-request"]);
 
-/** Why a buffered reply is passed through unaudited, if it is: it calls tools, it reports an error, or it has no answer (reasoning only). */
-export function unauditableParts(parts: readonly Part[]): "tool_calls" | "error" | "empty_reply" | undefined {
+/**
+ * Why a buffered reply is passed through unaudited, if it is: it calls tools, it reports an error,
+ * or it is not an answer by the call door's rule (cut off at its length limit, reasoning only).
+ */
+export function unauditableParts(parts: readonly Part[]): "tool_calls" | "error" | NotAnAnswer | undefined {
   if (parts.some((p) => TOOL_PARTS.has(p.type))) return "tool_calls";
   if (parts.some((p) => p.type === "error")) return "error";
-  return answerOf(textOfParts(parts)).trim() === "" ? "empty_reply" : undefined;
+  const finish = parts.find((p) => p.type === "finish");
+  const ended = finish?.type === "finish" ? finish.finishReason : undefined;
+  return notAnAnswer({ text: textOfParts(parts), finishReason: ended?.unified, rawFinishReason: ended?.raw });
 }
 
 /** The reply's text: every text delta, in order. */

@@ -42,7 +42,7 @@ export function parseEntries(stored: readonly StoredWikiEntry[], where: string, 
   for (const s of stored) {
     const path = where === "database" || where === "memory" ? `${where}:${s.id}` : `${where}/${s.id}.md`;
     if (s.text.startsWith(UNREADABLE_WIKI)) {
-      warn(`skipping wiki entry ${path}: cannot read (${s.text.slice(UNREADABLE_WIKI.length)})`);
+      warn(`skipping wiki entry ${path}: ${s.text.slice(UNREADABLE_WIKI.length)}`);
       continue;
     }
     const parsed = parseEntry(s.text, path, s.id);

@@ -4,6 +4,7 @@ import type { Config, ProviderConfig } from "../contracts/config.js";
 import type { Located } from "../engines/llama-cpp/index.js";
 import { codeOf, DissentError, messageOf } from "../errors.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders } from "../models/providers.js";
+import { capResponse, replyTooLarge } from "../models/reply-cap.js";
 import { configRouter, parseTarget } from "../models/router.js";
 import type { ModelTarget } from "../models/types.js";
 import { redactor } from "../redact.js";
@@ -46,11 +47,18 @@ function networkCode(e: unknown, depth = 0): string | undefined {
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }
 
-/** GET a JSON listing; its status, or the reason nothing answered. */
-async function getJson(url: string, headers: Record<string, string>): Promise<{ status: number; body: unknown } | { unreachable: string }> {
+/** GET a JSON listing, read no further than `limit` bytes (max_reply_bytes); its status, or the reason nothing answered. */
+async function getJson(url: string, headers: Record<string, string>, limit: number): Promise<{ status: number; body: unknown } | { unreachable: string }> {
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
-    const text = await res.text();
+    let text: string;
+    try {
+      text = await (await capResponse(res, limit)).text();
+    } catch (e) {
+      const cut = replyTooLarge(e);
+      if (!cut) throw e;
+      return { status: res.status, body: undefined }; // a listing beyond the cap is no listing: presence is not checked
+    }
     let body: unknown;
     try {
       body = JSON.parse(text);
@@ -82,18 +90,19 @@ async function checkRemote(
   key: string | undefined,
   headers: Record<string, string>,
   keyHint: string | undefined,
+  limit: number,
 ): Promise<TargetCheck> {
   const base = ("base_url" in p && p.base_url ? p.base_url : PROVIDERS[p.type].defaultUrl).replace(/\/+$/, "");
   const auth: Record<string, string> =
     p.type === "anthropic" ? { ...(key ? { "x-api-key": key } : {}), "anthropic-version": "2023-06-01" } : key ? { authorization: `Bearer ${key}` } : {};
-  const got = await getJson(`${base}/models`, { ...auth, ...headers });
+  const got = await getJson(`${base}/models`, { ...auth, ...headers }, limit);
   if ("unreachable" in got) return { ok: false, detail: `unreachable: ${base} (${got.unreachable})` };
   if (got.status === 401 || got.status === 403)
     return { ok: false, detail: `reachable · the key was refused (${got.status})${keyHint ? `: check ${keyHint}` : ""}` };
   let ids = got.status === 200 ? modelIds(got.body) : undefined;
   if (!ids && p.type === "openai-compatible") {
     // Ollama's own listing, when its OpenAI-compatible one is missing.
-    const tags = await getJson(`${base.replace(/\/v1$/, "")}/api/tags`, headers);
+    const tags = await getJson(`${base.replace(/\/v1$/, "")}/api/tags`, headers, limit);
     if (!("unreachable" in tags) && tags.status === 200) ids = modelIds(tags.body);
   }
   if (!ids) return { ok: true, detail: `reachable (no model listing: presence not checked, status ${got.status})` };
@@ -185,7 +194,7 @@ export async function checkConfiguredRoutes(
       } catch (e) {
         return { ok: false, detail: errorLine(e) };
       }
-      const remote = await checkRemote(p, model, key, headers, keyEnv);
+      const remote = await checkRemote(p, model, key, headers, keyEnv, p.max_reply_bytes ?? config.maxReplyBytes);
       parts.push(remote.detail);
       if (!remote.ok) return { ok: false, detail: parts.join(" · ") };
     }

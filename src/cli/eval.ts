@@ -1,6 +1,7 @@
-import { existsSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.js";
+import { writeNoFollow } from "../files/write.js";
 import { compareReports, readReport, type Comparison } from "../eval/compare.js";
 import { formatCi, formatUsd, formatValue, metricRows, renderHtml } from "../eval/html.js";
 import { JUDGE_ROLE, judgeSameModelWarning } from "../eval/judge.js";
@@ -36,6 +37,8 @@ function htmlTarget(value: string | undefined, cwd: string): string | undefined 
   const dir = dirname(path);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new UsageError(`--html ${value}: the folder ${dir} does not exist`);
   if (existsSync(path) && statSync(path).isDirectory()) throw new UsageError(`--html ${value} is a folder; give a file name`);
+  if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink())
+    throw new UsageError(`--html ${value} is a symbolic link: dissent never writes through a link`);
   return path;
 }
 
@@ -121,7 +124,8 @@ function emit(report: EvalReport, opts: EvalOptions, htmlPath: string | undefine
   status.clear();
   if (htmlPath) {
     // The page is a sink like stdout: every configured secret is redacted from it (CONTRACT §6).
-    writeFileSync(htmlPath, io.redact(renderHtml(report)));
+    const wrote = writeNoFollow(htmlPath, io.redact(renderHtml(report)), { overwrite: true }); // never through a planted link
+    if (!wrote.ok) throw new UsageError(`--html ${opts.html ?? htmlPath} ${wrote.reason}`);
     status.print(`dissent: wrote the report to ${opts.html ?? htmlPath}`);
   }
   if (opts.json) json(io, report);

@@ -11,6 +11,7 @@ import { requireKeys, requirePrices } from "../models/router.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
 import { isPostgresStore } from "../store/postgres.js";
 import { callLine, StatusLine, type Common } from "./common.js";
+import { exitCodeOf } from "./exit-codes.js";
 import { fail, safe, type Io } from "./io.js";
 
 /**
@@ -25,7 +26,12 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
   // Aborts every round's model calls: on SIGINT/SIGTERM, and when the factory stops of its own accord.
   const stopping = new AbortController();
   const signal = AbortSignal.any([io.signal, stopping.signal]);
-  const warn = (m: string) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  // The queue's database going away stops the factory: one line, exit 1 (the round resumes on restart). Every
+  // warning after it (a label the rounds could not clear, say) is a consequence that line already names.
+  const lost = new AbortController();
+  const warn = (m: string) => {
+    if (!lost.signal.aborted) status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  };
   let d: Dissent | undefined;
   let queue: WorkQueue | undefined;
   try {
@@ -51,6 +57,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
           silenceMs: settings.leaseTtlMs,
           heartbeatMs: settings.leaseRenewMs,
           onError: (e) => warn(`the queue: ${messageOf(e)}`),
+          onLost: (e) => lost.abort(e),
         })
       : localQueue(store);
     const result = await runFactory({
@@ -63,14 +70,17 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
       warn,
       signal: io.signal,
       interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
+      lost: lost.signal,
     });
     if (result.abandoned)
       warn(`${result.abandoned} round(s) had not finished clearing up when the factory stopped; their leases expire and the next factory resumes them`);
     if (result.fatal !== undefined) return fail(result.fatal, io, verbose);
-    if (io.signal.aborted) return fail(io.signal.reason, io, false);
+    // A requested stop (SIGINT/SIGTERM) is the factory's normal end, not an error line (docs/factory.md).
+    if (io.signal.aborted) return exitCodeOf(io.signal.reason);
     if (!settings.once) return 0;
     return result.failed || result.gaveUp ? 1 : 0;
   } catch (e) {
+    if (io.signal.aborted && Interrupted.isInstance(e)) return exitCodeOf(e); // stopped while starting: still a requested stop
     return fail(e, io, verbose);
   } finally {
     status.clear();

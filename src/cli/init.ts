@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import {
   API_MODELS,
@@ -15,6 +15,7 @@ import {
 import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
 import { addPart, engineInstalled, installCommand, OPT_IN_PARTS } from "../opt-in.js";
+import { writeNoFollow } from "../files/write.js";
 import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
@@ -120,7 +121,12 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
   const found = detect(io.env, await probeOllama(ollamaUrl(io.env)));
   const text = renderInitConfig(found);
   parseConfigText(text, shown); // what we write must load: a bug here fails before the file exists
-  writeFileSync(path, text);
+  // Never through a link planted at the path, never into a folder that is not there: one usage line naming it.
+  const wrote = writeNoFollow(path, text, { overwrite: Boolean(flags.force) });
+  if (!wrote.ok)
+    throw new UsageError(
+      `${shown} ${wrote.reason}${wrote.reason === "already exists" ? ": dissent init --force replaces it" : ""}${flags.config ? " (--config)" : ""}`,
+    );
   if (flags.json) {
     const { providers, routes } = defaultsFor(found);
     const engine = found.kind === "embedded" ? { engine: { installed: engineInstalled(), install: installCommand(OPT_IN_PARTS.engine) } } : {};

@@ -33,15 +33,57 @@ export function fail(thrown: unknown, io: Io, verbose: boolean): number {
   return exitCodeOf(e);
 }
 
+/** How long after the first SIGINT/SIGTERM the process exits whatever it is still doing (docs/errors.md). */
+export const STOP_DEADLINE_MS = 9_000;
+/** For tests only: a shorter deadline, in milliseconds. */
+export const STOP_DEADLINE_ENV = "DISSENT_STOP_DEADLINE_MS";
+
+/** What the signal handler acts on: the run's controller, the way out, and a clock. */
+export interface StopDeps {
+  controller: AbortController;
+  exit: (code: number) => void;
+  /** One line on stderr when the deadline passes. */
+  say: (line: string) => void;
+  deadlineMs: number;
+  setTimer?: (fn: () => void, ms: number) => { unref?: () => unknown };
+}
+
+/**
+ * The one rule for signals (docs/errors.md): the first SIGINT/SIGTERM starts the orderly stop
+ * (the signal aborts every model call, lease, poll and read; labels are cleared and events flushed)
+ * and arms a deadline after which the process exits 130/143 whatever it is doing; a second signal
+ * exits at once.
+ */
+export function signalStopper(deps: StopDeps): (signal: "SIGINT" | "SIGTERM") => void {
+  const setTimer = deps.setTimer ?? ((fn: () => void, ms: number) => setTimeout(fn, ms));
+  let first: "SIGINT" | "SIGTERM" | undefined;
+  return (signal) => {
+    const code = signal === "SIGTERM" ? 143 : 130;
+    if (first !== undefined) return deps.exit(code);
+    first = signal;
+    deps.controller.abort(new Interrupted(signal === "SIGTERM" ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)", signal));
+    const timer = setTimer(() => {
+      deps.say(`dissent: warning: still stopping ${Math.round(deps.deadlineMs / 100) / 10} s after ${signal}: exiting now`);
+      deps.exit(code);
+    }, deps.deadlineMs);
+    timer.unref?.(); // the deadline never keeps a process alive that has finished stopping
+  };
+}
+
+function deadlineFrom(env: Record<string, string | undefined>): number {
+  const raw = env[STOP_DEADLINE_ENV];
+  return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : STOP_DEADLINE_MS;
+}
+
 /** The real process. */
 export function processIo(): Io {
   const controller = new AbortController();
-  let interrupts = 0;
-  const onSignal = (signal: "SIGINT" | "SIGTERM") => {
-    interrupts++;
-    if (interrupts > 1) process.exit(signal === "SIGTERM" ? 143 : 130);
-    controller.abort(new Interrupted(signal === "SIGTERM" ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)", signal));
-  };
+  const onSignal = signalStopper({
+    controller,
+    exit: (code) => process.exit(code),
+    say: (line) => void process.stderr.write(`${line}\n`),
+    deadlineMs: deadlineFrom(process.env),
+  });
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   const io: Io = {
@@ -51,14 +93,25 @@ export function processIo(): Io {
       if (process.stdin.isTTY) return undefined;
       const chunks: Buffer[] = [];
       let size = 0;
-      for await (const chunk of process.stdin) {
-        size += (chunk as Buffer).length;
-        if (size > limit) {
-          process.stdin.destroy();
-          throw new UsageError(`stdin is larger than ${Math.round(limit / 1024)} KiB, the limit for a prompt`);
+      // A stdin that never ends (a pipe held open) gives way to the first signal, not only to the deadline.
+      const stop = () => process.stdin.destroy(controller.signal.reason instanceof Error ? controller.signal.reason : undefined);
+      controller.signal.addEventListener("abort", stop, { once: true });
+      try {
+        for await (const chunk of process.stdin) {
+          size += (chunk as Buffer).length;
+          if (size > limit) {
+            process.stdin.destroy();
+            throw new UsageError(`stdin is larger than ${Math.round(limit / 1024)} KiB, the limit for a prompt`);
+          }
+          chunks.push(chunk as Buffer);
         }
-        chunks.push(chunk as Buffer);
+      } catch (e) {
+        if (controller.signal.aborted) throw controller.signal.reason;
+        throw e;
+      } finally {
+        controller.signal.removeEventListener("abort", stop);
       }
+      if (controller.signal.aborted) throw controller.signal.reason;
       return Buffer.concat(chunks).toString("utf8");
     },
     stderrIsTTY: Boolean(process.stderr.isTTY),

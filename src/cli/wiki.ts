@@ -1,7 +1,9 @@
-import { mkdirSync, readdirSync, writeFileSync, existsSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseEntry, readWiki, setFrontMatter } from "../carryover/wiki.js";
-import { readCapped } from "../config/load.js";
+import { readBounded } from "../files/read.js";
+import { writeNoFollow } from "../files/write.js";
+import { WIKI_ENTRY_BYTES } from "../store/port.js";
 import { RunError, UsageError } from "../errors.js";
 import { json, olderThanDays, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
@@ -79,7 +81,12 @@ export async function wikiExport(dir: string, opts: Common, io: Io): Promise<num
       if (existsSync(target) && !statSync(target).isDirectory()) throw new UsageError(`${dir} is not a directory`);
       mkdirSync(target, { recursive: true });
       const entries = await (await d.store()).wiki.list();
-      for (const e of entries) writeFileSync(join(target, `${e.id}.md`), e.text);
+      for (const e of entries) {
+        // Never through a link planted at DIR/<id>.md: it would overwrite the file the link points to.
+        const file = join(target, `${e.id}.md`);
+        const wrote = writeNoFollow(file, e.text, { overwrite: true });
+        if (!wrote.ok) throw new UsageError(`wiki export: ${file} ${wrote.reason}`);
+      }
       if (opts.json) json(io, { exported: entries.map((e) => e.id), dir: target });
       else io.stdout(`exported ${entries.length} wiki entr${entries.length === 1 ? "y" : "ies"} to ${target}\n`);
       return 0;
@@ -102,13 +109,13 @@ export async function wikiImport(dir: string, opts: Common, io: Io): Promise<num
         status.print(`dissent: warning: skipping ${join(source, name)}: not a wiki entry name`);
         continue;
       }
-      let text: string;
-      try {
-        text = readCapped(join(source, name), 1024 * 1024, "wiki entry");
-      } catch (e) {
-        status.print(`dissent: warning: skipping ${join(source, name)}: ${(e as Error).message}`);
+      // Bounded and regular files only: a FIFO among the entries is skipped, never waited on.
+      const got = readBounded(join(source, name), WIKI_ENTRY_BYTES);
+      if (!got.ok) {
+        status.print(`dissent: warning: skipping ${join(source, name)}: ${got.reason}`);
         continue;
       }
+      const text = got.text;
       const parsed = parseEntry(text, join(source, name), id);
       if (typeof parsed === "string") {
         status.print(`dissent: warning: skipping wiki entry ${join(source, name)}: ${parsed}`);

@@ -1,9 +1,11 @@
-import { closeSync, existsSync, openSync, readSync, fstatSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
 import { codeOf, ConfigError } from "../errors.js";
+import { readBounded } from "../files/read.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "../models/reply-cap.js";
 import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
@@ -62,33 +64,13 @@ function display(path: string, cwd: string): string {
 }
 
 /**
- * Reads at most `limit` bytes of a file as UTF-8; a larger file (or /dev/zero) is an error naming it
- * and the limit, read no further than the limit.
+ * Reads at most `limit` bytes of a regular file as UTF-8 (src/files/read.ts): a larger file, a
+ * folder, a FIFO or a device (/dev/zero) is a ConfigError naming it, never a blocked or runaway read.
  */
 export function readCapped(path: string, limit: number, what: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (e) {
-    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
-  }
-  try {
-    if (fstatSync(fd).isDirectory()) throw new ConfigError(`${what} ${path}: is a directory, not a file`);
-    const buf = Buffer.alloc(limit + 1);
-    let n = 0;
-    while (n <= limit) {
-      const got = readSync(fd, buf, n, limit + 1 - n, null);
-      if (got === 0) break;
-      n += got;
-    }
-    if (n > limit) throw new ConfigError(`${what} ${path} is larger than ${Math.round(limit / 1024)} KiB, the limit`);
-    return buf.subarray(0, n).toString("utf8");
-  } catch (e) {
-    if (ConfigError.isInstance(e)) throw e;
-    throw new ConfigError(`${what} ${path}: cannot read (${codeOf(e) ?? "error"})`);
-  } finally {
-    closeSync(fd);
-  }
+  const got = readBounded(path, limit);
+  if (got.ok) return got.text;
+  throw new ConfigError(`${what} ${path}: ${got.reason}`);
 }
 
 /**
@@ -169,6 +151,15 @@ function projectOf(project: ConfigFile["project"], baseDir: string, source: stri
   return { name: project?.name?.trim() || null, description: project?.description?.trim() || null, files };
 }
 
+/** A percent-encoded value decoded, or as it is when it is not valid encoding. */
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value; // not percent-encoding: the value itself is the secret
+  }
+}
+
 /** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
 function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string | undefined>): string[] {
   const out: string[] = [];
@@ -195,6 +186,16 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
     }
   }
   if (env.DISSENT_SERVE_TOKEN) out.push(env.DISSENT_SERVE_TOKEN);
+  // The collector's credentials: a password in its URL, and the values of OTEL_EXPORTER_OTLP_HEADERS (a vendor's key).
+  const otlp = config.telemetry.otlpEndpoint;
+  if (otlp && URL.canParse(otlp)) {
+    const password = new URL(otlp).password;
+    if (password) out.push(password, safeDecode(password));
+  }
+  for (const pair of (env.OTEL_EXPORTER_OTLP_HEADERS ?? "").split(",")) {
+    const value = pair.slice(pair.indexOf("=") + 1).trim();
+    if (pair.includes("=") && value) out.push(value, safeDecode(value));
+  }
   return out.filter((s) => s.length >= 4);
 }
 
@@ -278,6 +279,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     modelsDir,
     offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
+    maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
   };
   const config: Config = { ...base, secrets: secretsOf(base, env) };
   checkRoutes(config);

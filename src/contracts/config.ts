@@ -21,6 +21,8 @@ const common = {
   /** Merged into the request body (e.g. Ollama's `options`). */
   extra_body: z.record(z.string(), z.unknown()).optional(),
   prices: Prices.optional(),
+  /** The most bytes a reply may take as it arrives (streamed or not); beyond it the call fails as reply_too_large (docs/limits.md). */
+  max_reply_bytes: z.number().int().min(1024).max(1_073_741_824).optional(),
 };
 
 /** How to reach one provider. */
@@ -131,6 +133,8 @@ export const ConfigFile = z
     /** Never download a model (also DISSENT_OFFLINE=1). */
     offline: z.boolean().optional(),
     log_content: z.boolean().optional(),
+    /** Every provider's `max_reply_bytes` unless it sets its own (default 8 MiB). */
+    max_reply_bytes: z.number().int().min(1024).max(1_073_741_824).optional(),
   })
   .strict();
 export type ConfigFile = z.infer<typeof ConfigFile>;
@@ -168,6 +172,8 @@ export interface Config {
   modelsDir: string;
   offline: boolean;
   logContent: boolean;
+  /** `max_reply_bytes` for providers that set none (docs/limits.md). */
+  maxReplyBytes: number;
   /** Every secret the config names (provider keys, secret headers, tracker token, database URL): redacted at every sink. */
   secrets: string[];
 }

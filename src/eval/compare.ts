@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { codeOf, UsageError } from "../errors.js";
+import { readBounded } from "../files/read.js";
 import { GATE_RATES, type RateDef } from "./gate-metrics.js";
 import { PIPELINE_RATES } from "./pipeline-metrics.js";
 import { EvalReport, type GateItemOutcome, type PipelineItemOutcome, type UsageJson } from "./report.js";
@@ -36,15 +36,15 @@ export interface Comparison {
   usage: CountComparison[];
 }
 
+/** The largest `eval … --json` report `eval compare` reads (docs/limits.md). */
+export const MAX_REPORT_BYTES = 64 * 1024 * 1024;
+
 /** Reads an `eval … --json` report; an error names the file. */
 export function readReport(file: string, name = file): EvalReport {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (e) {
-    const code = codeOf(e);
-    throw new UsageError(`${name}: ${code === "ENOENT" ? "no such file" : `cannot read it (${code ?? (e as Error).message})`}`);
-  }
+  // A bounded, regular-file read (docs/limits.md): `eval compare /dev/zero /dev/zero` is refused at once.
+  const got = readBounded(file, MAX_REPORT_BYTES);
+  if (!got.ok) throw new UsageError(`${name}: ${got.reason}`);
+  const text = got.text;
   let raw: unknown;
   try {
     raw = JSON.parse(text);

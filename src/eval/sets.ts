@@ -1,9 +1,9 @@
-import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { ground, groundingText } from "../adversarial/grounding.js";
 import { codeOf, UsageError } from "../errors.js";
+import { readBounded } from "../files/read.js";
 import { sha256 } from "../hash.js";
 import { packagePath } from "../package-root.js";
 import { GateItem, PipelineItem } from "./schema.js";
@@ -140,17 +140,10 @@ export function parsePipelineSet(text: string, name: string): LoadedSet<Pipeline
 
 function readSet(file: string | URL, name: string): string {
   const path = typeof file === "string" ? file : fileURLToPath(file);
-  let buf: Buffer;
-  try {
-    buf = readFileSync(path);
-  } catch (e) {
-    const code = codeOf(e);
-    throw new UsageError(
-      `${name}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "is a folder, not a set file" : `cannot read it (${code ?? (e as Error).message})`}`,
-    );
-  }
-  if (buf.length > MAX_SET_BYTES) throw new UsageError(`${name}: ${Math.round(buf.length / 1048576)} MiB is too large for a set (at most 32 MiB)`);
-  return buf.toString("utf8").replace(/^\uFEFF/, "");
+  // A bounded, regular-file read (docs/limits.md): /dev/zero or a FIFO as --set is refused at once.
+  const got = readBounded(path, MAX_SET_BYTES);
+  if (got.ok) return got.text;
+  throw new UsageError(`${name}: ${got.reason}`);
 }
 
 /** Keeps the first `limit` items (`--limit N`). */

@@ -26,6 +26,8 @@ export interface FactoryDeps {
   signal: AbortSignal;
   /** Interrupts the running rounds when the factory stops of its own accord (an auth or configuration error). */
   interrupt: (reason: unknown) => void;
+  /** Aborted, with the error, when the queue's database went away: the factory stops as on any fatal error. */
+  lost?: AbortSignal;
   now?: () => number;
 }
 
@@ -65,6 +67,9 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
     deps.interrupt(e);
     wake();
   };
+  const onLost = () => stop(deps.lost?.reason);
+  if (deps.lost?.aborted) onLost();
+  deps.lost?.addEventListener("abort", onLost, { once: true });
   const tally = (o: JobOutcome) => {
     if (o.kind === "planned") result.planned++;
     else if (o.kind === "failed") result.failed++;
@@ -137,5 +142,6 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
     clearTimeout(timer);
     result.abandoned = running.size;
   }
+  deps.lost?.removeEventListener("abort", onLost);
   return result;
 }

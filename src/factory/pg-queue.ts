@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import type { Pool, PoolClient } from "pg";
 import { codeOf, StoreError } from "../errors.js";
+import { checkout } from "../store/pg-client.js";
 import type { PostgresStore, Query } from "../store/postgres.js";
 import type { WorkQueue } from "./queue.js";
 import { roundKey, type Round } from "./rounds.js";
@@ -26,6 +27,31 @@ export interface PgQueueOptions {
   heartbeatMs: number;
   /** pg-boss's own errors (its maintenance, say): reported, never fatal. */
   onError: (e: unknown) => void;
+  /**
+   * The database went away (a connection of the queue's closed by the server, or refused): told once,
+   * with the StoreError to stop the factory on — one line, exit 1; the round resumes on restart.
+   */
+  onLost?: (e: StoreError) => void;
+}
+
+/** Errors that mean the database itself is gone, not one statement that failed. */
+export function isConnectionLoss(e: unknown): boolean {
+  const code = String((e as { code?: unknown } | null)?.code ?? "");
+  if (["57P01", "57P02", "57P03", "08000", "08003", "08006", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "ENOTFOUND", "EAI_AGAIN"].includes(code))
+    return true;
+  return e instanceof Error && /Connection terminated|connection timeout|not queryable|terminating connection/i.test(e.message);
+}
+
+/** The queue's database failing is the store failing: one line naming it, and the factory stops (exit 1). */
+function queueFailure(where: string, e: unknown, doing: string): StoreError {
+  if (StoreError.isInstance(e)) return e;
+  const detail = e instanceof Error ? e.message.split("\n")[0] : String(e);
+  const code = String((e as { code?: unknown } | null)?.code ?? "");
+  if (isConnectionLoss(e))
+    return new StoreError(
+      `lost PostgreSQL at ${where} while ${doing}${code ? ` (${code})` : ""}: ${detail}; restart the factory once it is back (the round resumes)`,
+    );
+  return new StoreError(`the factory's queue in ${where} failed while ${doing}: ${detail}`);
 }
 
 /** pg-boss's view of one connection: its multi-statement scripts pass through untouched. */
@@ -49,7 +75,14 @@ const bossDb = (q: Query): PgBoss.Db => ({ executeSql: (text: string, values: un
 export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
   const [{ default: Boss }, { default: pg }] = await Promise.all([import("pg-boss"), import("pg")]);
   const boss = new Boss({ connectionString: o.store.url, schema: BOSS_SCHEMA, schedule: false, supervise: true, max: 2, application_name: "dissent-factory" });
-  boss.on("error", (e: unknown) => o.onError(e));
+  // The queue's database going away is the store's failure: one line and exit 1, never a stream of warnings (issue 20 item 1).
+  let lostOnce = false;
+  const lost = (e: unknown, doing: string) => {
+    if (lostOnce) return;
+    lostOnce = true;
+    o.onLost?.(failed(e, doing));
+  };
+  boss.on("error", (e: unknown) => (isConnectionLoss(e) ? lost(e, "running its maintenance") : o.onError(e)));
   // Job connections are a pool of their own: a round holds one for its whole run, and must never
   // wait for one the rounds it runs beside are holding.
   const pool: Pool = new pg.Pool({
@@ -61,17 +94,18 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
     application_name: "dissent-factory-job",
   });
   pool.on("error", () => undefined); // a dropped idle connection is replaced; the next query reports a real failure
+  const failed = (e: unknown, doing: string) => queueFailure(o.store.location, e, doing);
   try {
     // Workers starting at once on a new database would race to create pg-boss's schema and the
     // queue's partition (PostgreSQL reports a deadlock): one at a time, under an advisory lock.
-    const c = await pool.connect();
+    const held = await checkout(pool);
     try {
-      await c.query("SELECT pg_advisory_lock($1)", [START_LOCK]);
+      await held.client.query("SELECT pg_advisory_lock($1)", [START_LOCK]);
       await boss.start();
       await boss.createQueue(PLAN_QUEUE, { name: PLAN_QUEUE, policy: "short", retryLimit: 0 });
     } finally {
-      await c.query("SELECT pg_advisory_unlock($1)", [START_LOCK]).catch(() => undefined); // the session's end releases it anyway
-      c.release();
+      await held.client.query("SELECT pg_advisory_unlock($1)", [START_LOCK]).catch(() => undefined); // the session's end releases it anyway
+      held.release();
     }
   } catch (e) {
     await pool.end().catch(() => undefined);
@@ -85,11 +119,6 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
     (c: PoolClient): Query =>
     (text, values) =>
       c.query(text, values) as ReturnType<Query>;
-  /** The queue's database failing is the store failing: one line naming it, and the factory stops (exit 1). */
-  const failed = (e: unknown, doing: string) =>
-    StoreError.isInstance(e)
-      ? e
-      : new StoreError(`the factory's queue in ${o.store.location} failed while ${doing}: ${e instanceof Error ? e.message.split("\n")[0] : String(e)}`);
 
   /** Keys with a job that reads as queued: queued, or running in some worker's open transaction. */
   const queuedKeys = async (): Promise<Set<string>> => {
@@ -100,7 +129,8 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
   };
 
   const send = async (r: Round): Promise<boolean> => {
-    const c = await pool.connect();
+    const held = await checkout(pool);
+    const c = held.client;
     try {
       await c.query("BEGIN");
       await c.query(`SET LOCAL lock_timeout = '${ENQUEUE_LOCK_TIMEOUT}'`);
@@ -112,7 +142,7 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       if (codeOf(e) === "55P03") return false; // another worker is running this round
       throw e;
     } finally {
-      c.release();
+      held.release();
     }
   };
 
@@ -129,9 +159,16 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       }
     },
     async take() {
-      const c = await pool.connect().catch((e: unknown) => {
+      // The job's connection stays checked out for the whole round: its loss (the server stopped) stops the factory.
+      let jobOf = "taking a round";
+      let heartbeat: NodeJS.Timeout | undefined;
+      const held = await checkout(pool, (e) => {
+        clearInterval(heartbeat);
+        lost(e, jobOf);
+      }).catch((e: unknown) => {
         throw failed(e, "taking a round");
       });
+      const c = held.client;
       const q = queryOn(c);
       let job: PgBoss.Job<{ issueId?: unknown; cycle?: unknown }> | undefined;
       try {
@@ -139,22 +176,23 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
         [job] = await boss.fetch<{ issueId?: unknown; cycle?: unknown }>(PLAN_QUEUE, { batchSize: 1, db: bossDb(q) });
       } catch (e) {
         await c.query("ROLLBACK").catch(() => undefined); // the error that matters is `e`
-        c.release(e instanceof Error ? e : undefined);
+        held.release();
         throw failed(e, "taking a round");
       }
       if (!job) {
         try {
           await c.query("ROLLBACK");
         } finally {
-          c.release();
+          held.release();
         }
         return undefined;
       }
       const jobId = job.id;
       const issueId = typeof job.data.issueId === "string" ? job.data.issueId : "";
       const cycle = typeof job.data.cycle === "number" ? job.data.cycle : 0;
-      // The server closes a connection silent for `silenceMs`: speak while the round runs.
-      const heartbeat = setInterval(() => void c.query("SELECT 1").catch((e: unknown) => o.onError(e)), o.heartbeatMs);
+      jobOf = `holding the round of issue ${issueId}`;
+      // The server closes a connection silent for `silenceMs`: speak while the round runs. A heartbeat that fails is the connection lost.
+      heartbeat = setInterval(() => void c.query("SELECT 1").catch((e: unknown) => lost(e, jobOf)), o.heartbeatMs);
       heartbeat.unref();
       let done = false;
       const end = async (how: "COMMIT" | "ROLLBACK") => {
@@ -162,11 +200,9 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
         clearInterval(heartbeat);
         try {
           await c.query(how);
-        } catch (e) {
-          c.release(e instanceof Error ? e : new Error(String(e)));
-          throw e;
+        } finally {
+          held.release(); // a connection that failed is discarded
         }
-        c.release();
       };
       return {
         issueId,
@@ -187,7 +223,17 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
           });
         },
         async abandon() {
-          if (!done) await end("ROLLBACK");
+          if (done) return;
+          // A connection the server closed has rolled the job back already: nothing to say but give it back.
+          if (held.lost()) {
+            done = true;
+            clearInterval(heartbeat);
+            held.release();
+            return;
+          }
+          await end("ROLLBACK").catch((e: unknown) => {
+            throw failed(e, `giving back the round of issue ${issueId}`);
+          });
         },
       };
     },

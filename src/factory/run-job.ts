@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EventOf } from "../contracts/events.js";
 import type { Dissent } from "../dissent.js";
-import { BudgetExceeded, LeaseHeld, messageOf, ProviderError } from "../errors.js";
+import { BudgetExceeded, DissentError, LeaseHeld, messageOf, ProviderError, StoreError } from "../errors.js";
 import { sumUsd } from "../models/pricing.js";
 import { holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
@@ -113,7 +113,10 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
     } catch (again) {
       // The job could not even be ended (the store went away): that stops the factory.
       await job.abandon().catch(() => undefined); // already reporting `again`
-      return { kind: "fatal", error: again };
+      const error = DissentError.isInstance(again)
+        ? again
+        : new StoreError(`the store failed while ending the round of issue ${job.issueId}: ${messageOf(again)}`);
+      return { kind: "fatal", error };
     }
   };
 

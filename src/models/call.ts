@@ -3,10 +3,13 @@ import type { CallRecord } from "../contracts/audit.js";
 import { DissentError, Interrupted, ProviderAuthError, ProviderError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
+import { formatLimit } from "../files/read.js";
 import { stripThink, type Parsed } from "./json.js";
+import { notAnAnswer } from "./answer-rule.js";
 import { roundUsd } from "./pricing.js";
 import { reportSdkWarnings, warningsMiddleware, type WarningSink } from "./sdk-warnings.js";
 import { INCOMPLETE_STREAM } from "./sse-fetch.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { classify, FALLBACK, RETRYABLE, type Classified } from "./transport.js";
 import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
 
@@ -218,19 +221,18 @@ async function attemptOnce(
 /** Is this reply an answer at all? A reply cut off or empty is a failed call (CONTRACT §2 r2). */
 function unusable(reply: Received, target: ModelTarget): Classified | undefined {
   const what = `provider '${target.provider}' (${target.model})`;
-  if (reply.finish_reason === "length") {
+  const why = notAnAnswer({ text: reply.text, finishReason: reply.finish_reason, rawFinishReason: reply.raw_finish_reason });
+  if (why === undefined) return undefined;
+  if (why === "truncated" && reply.finish_reason === "length") {
     const limit = target.maxTokens ? ` (max_tokens ${target.maxTokens})` : "";
     return { kind: "truncated", detail: `${what} cut the reply off at its length limit${limit}: raise max_tokens for provider '${target.provider}'` };
   }
-  if (reply.raw_finish_reason === INCOMPLETE_STREAM) return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
-  if (stripThink(reply.text).trim() === "") {
-    const reasoningOnly = reply.text.trim() !== "";
-    return {
-      kind: "empty_reply",
-      detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}`,
-    };
-  }
-  return undefined;
+  if (why === "truncated") return { kind: "truncated", detail: `${what} stopped its reply stream before it finished` };
+  const reasoningOnly = reply.text.trim() !== "";
+  return {
+    kind: "empty_reply",
+    detail: `${what} replied with ${reasoningOnly ? "reasoning only, no answer" : "nothing"}${reasoningOnly ? ": raise max_tokens so it can finish" : ""}`,
+  };
 }
 
 /** Time one call spent waiting for a `max_concurrency` slot, across its attempts (recorded as `queue_ms`, never as latency). */
@@ -289,6 +291,9 @@ function describe(target: ModelTarget, f: AttemptsFailed): string {
     case "empty_reply":
     case "truncated":
       return `${detail}${tries}`;
+    case "reply_too_large":
+      // Names the setting (docs/limits.md): the reply was read no further, not printed and not cached.
+      return `${what} sent a reply larger than ${formatLimit(target.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES)}, the limit ${target.maxReplyBytesFrom ?? "max_reply_bytes"} sets: it was not read further nor cached; raise ${target.maxReplyBytesFrom ?? "max_reply_bytes"} if replies this large are expected`;
     default:
       return `${what} failed${tries}: ${detail}`;
   }

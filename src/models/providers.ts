@@ -1,7 +1,8 @@
 import type { LanguageModel } from "ai";
 import type { ProviderConfig, ProviderType } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
-import { sseTolerantFetch } from "./sse-fetch.js";
+import { cappedFetch } from "./reply-cap.js";
+import { sseTolerant } from "./sse-fetch.js";
 
 /** How requests ask for structured replies: OpenAI `response_format` json_schema / json_object, by prompt only, or by the engine's grammar. */
 export type StructuredMode = "json_schema" | "json_object" | "prompt" | "grammar";
@@ -16,6 +17,8 @@ export interface CreateContext {
   /** The config file's folder, for relative paths. */
   baseDir: string;
   env: Record<string, string | undefined>;
+  /** The provider's `max_reply_bytes` (else the config's): replies are read no further (docs/limits.md). */
+  maxReplyBytes: number;
 }
 
 /** One provider type (CONTRACT §2): adding a type is one entry in `PROVIDERS`. */
@@ -62,7 +65,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         baseURL: urlOf(p, ""),
         ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
         headers: ctx.headers,
-        fetch: withExtraBody(p.extra_body, sseTolerantFetch),
+        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
         includeUsage: true,
         supportsStructuredOutputs: p.structured_outputs ?? true,
       }).chatModel(ctx.model);
@@ -80,7 +83,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, sseTolerantFetch),
+        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
       }).chat(ctx.model);
     },
   },
@@ -97,7 +100,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, globalThis.fetch),
+        fetch: withExtraBody(p.extra_body, cappedFetch(ctx.maxReplyBytes)),
       })(ctx.model);
     },
   },

@@ -3,6 +3,7 @@ import pLimit from "p-limit";
 import type { Config, ProviderConfig } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { costUsd, type PriceSpec } from "./pricing.js";
+import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
@@ -90,6 +91,7 @@ export function configRouter(
     const prices = priceSpec(p, model);
     const structured: StructuredMode = type.structured(p);
     const limiter = limiterOf(provider, p);
+    const maxReplyBytes = p.max_reply_bytes ?? config.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     const t: ModelTarget = {
       provider,
       model,
@@ -99,6 +101,8 @@ export function configRouter(
       ...(keyEnv ? { keyHint: keyEnv } : {}),
       ...(hints.unreachable ? { unreachableHint: hints.unreachable } : {}),
       ...(p.max_tokens ? { maxTokens: p.max_tokens } : {}),
+      maxReplyBytes,
+      maxReplyBytesFrom: p.max_reply_bytes !== undefined ? `providers.${provider}.max_reply_bytes` : "max_reply_bytes",
       ...(limiter ? { limiter } : {}),
       cost: (input, output) => costUsd(prices, input, output),
       load: () => {
@@ -107,7 +111,7 @@ export function configRouter(
           const key = keyEnv ? env[keyEnv] || undefined : undefined;
           if (!key && needsKey(p)) throw new ConfigError(`${config.source}: provider '${provider}' needs an API key: set ${keyEnv}`);
           const { headers } = resolveHeaders(provider, p, env, config.source);
-          return type.create(p, { name: provider, model, apiKey: key, headers, baseDir: config.baseDir, env });
+          return type.create(p, { name: provider, model, apiKey: key, headers, baseDir: config.baseDir, env, maxReplyBytes });
         })();
         made.catch(() => (made = undefined)); // a failed load is tried again by the next call
         return made;

@@ -90,16 +90,21 @@ export function sseToCompletion(body: string): Record<string, unknown> {
 
 /**
  * A fetch that accepts a streamed (SSE) answer to a non-streaming request, as some
- * local servers send: the stream is read whole and handed on as ordinary JSON.
+ * local servers send: the stream is read whole (through `base`, which bounds it) and handed on as ordinary JSON.
  */
-export const sseTolerantFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init);
-  const type = res.headers.get("content-type") ?? "";
-  const wantedStream = typeof init?.body === "string" && /"stream"\s*:\s*true/.test(init.body);
-  if (!res.ok || wantedStream || !type.includes("text/event-stream")) return res;
-  const json = JSON.stringify(sseToCompletion(await res.text()));
-  const headers = new Headers(res.headers);
-  headers.set("content-type", "application/json");
-  headers.delete("content-length");
-  return new Response(json, { status: res.status, statusText: res.statusText, headers });
-};
+export const sseTolerant =
+  (base: typeof fetch): typeof fetch =>
+  async (input, init) => {
+    const res = await base(input, init);
+    const type = res.headers.get("content-type") ?? "";
+    const wantedStream = typeof init?.body === "string" && /"stream"\s*:\s*true/.test(init.body);
+    if (!res.ok || wantedStream || !type.includes("text/event-stream")) return res;
+    const json = JSON.stringify(sseToCompletion(await res.text()));
+    const headers = new Headers(res.headers);
+    headers.set("content-type", "application/json");
+    headers.delete("content-length");
+    return new Response(json, { status: res.status, statusText: res.statusText, headers });
+  };
+
+/** `sseTolerant` over the global fetch. */
+export const sseTolerantFetch: typeof fetch = (input, init) => sseTolerant(fetch)(input, init);

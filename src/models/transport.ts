@@ -1,5 +1,6 @@
 import { errorDetail } from "./server-error.js";
 import { codeOf } from "../errors.js";
+import { replyTooLarge } from "./reply-cap.js";
 
 /** How a failed model call is treated: retried, falling back, aborting, or fatal. */
 export type FailureKind =
@@ -17,6 +18,8 @@ export type FailureKind =
   | "empty_reply"
   /** a reply the provider cut off (finish_reason length, or a stream that stopped unfinished): retried, never cached */
   | "truncated"
+  /** a reply larger than max_reply_bytes, cut as it arrived (docs/limits.md): not retried (the same request gets the same reply), never cached */
+  | "reply_too_large"
   /** anything else (other 4xx, malformed response): not retried */
   | "fatal";
 
@@ -86,6 +89,8 @@ const QUOTA = /insufficient[_ ]quota|quota exceeded|exceeded your current quota|
 /** Sorts an error thrown by a provider call into a FailureKind. */
 export function classify(e: unknown, timedOut: boolean): Classified {
   if (timedOut) return { kind: "timeout", detail: "timed out" };
+  const tooLarge = replyTooLarge(e);
+  if (tooLarge) return { kind: "reply_too_large", detail: tooLarge.message };
   const err = (e ?? {}) as ApiCallErrorLike;
   const status = typeof err.statusCode === "number" ? err.statusCode : undefined;
   // An HTTP error's detail is the server's own text, whatever shape its body has (docs/errors.md).

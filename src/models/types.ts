@@ -21,6 +21,9 @@ export interface ModelTarget {
   unreachableHint?: string;
   /** Sent as the reply-token limit of every request. */
   maxTokens?: number;
+  /** Bytes a reply may take as it arrives (docs/limits.md), and the setting that says so, for the error. */
+  maxReplyBytes?: number;
+  maxReplyBytesFrom?: string;
   /** The provider's concurrency slots, shared by every role routed to it. */
   limiter?: Limiter;
   /** The price of a call's tokens in USD; null when the model's price is unknown (then `cost_usd` is null, never 0). */

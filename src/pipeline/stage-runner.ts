@@ -236,6 +236,11 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
 
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
+  // Awaited in `finally`; one that fails meanwhile (the database went away) must not crash the process as unhandled first.
+  const starting = (p: Promise<unknown>) => {
+    p.catch(() => undefined);
+    started.push(p);
+  };
   const mark = deps.meter.now();
   const loop = new AdversarialRetryLoop<Artifact>(producer, critics, verifier);
   let result: Awaited<ReturnType<typeof loop.run>>;
@@ -244,7 +249,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       issueId,
       cycle: deps.cycle.number,
       // The start of a stage is on the record at once (the dashboard shows the stage running); the rest lands with the commit.
-      emit: (e) => (e.type === "AdversarialStageStarted" ? void started.push(deps.append([e])) : void buffered.push(e)),
+      emit: (e) => (e.type === "AdversarialStageStarted" ? starting(deps.append([e])) : void buffered.push(e)),
       budget: deps.budget,
       reserve: deps.reserve,
       usage: () => deps.meter.since(mark),

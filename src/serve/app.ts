@@ -24,6 +24,8 @@ export interface AppDeps {
   page?: PageAssets;
   warn: (message: string) => void;
   heartbeatMs?: number;
+  /** The per-client queue bound of the event stream (default 4 MiB; tests lower it). */
+  maxQueueBytes?: number;
 }
 
 /** The dashboard as a Hono app, with the hub that feeds it and a close for both. */
@@ -42,7 +44,12 @@ export function createDashboard(deps: AppDeps): DashboardApp {
   const hub = new EventHub(deps.store, index, deps.warn);
   const ready = hub.start();
   ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${messageOf(e)}`));
-  const closing = new AbortController();
+  // Every open stream's end, called on close: one entry per client, no listener on a shared signal (500 clients warn nothing).
+  const streams = new Set<() => void>();
+  const onClose = (end: () => void) => {
+    streams.add(end);
+    return () => void streams.delete(end);
+  };
   const respond = responder(deps.redact);
   const app = new Hono();
 
@@ -66,7 +73,14 @@ export function createDashboard(deps: AppDeps): DashboardApp {
 
   app.get(
     "/api/events/stream",
-    eventStream({ store: deps.store, hub, redact: deps.redact, closing: closing.signal, ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}) }),
+    eventStream({
+      store: deps.store,
+      hub,
+      redact: deps.redact,
+      onClose,
+      ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}),
+      ...(deps.maxQueueBytes ? { maxQueueBytes: deps.maxQueueBytes } : {}),
+    }),
   );
   apiRoutes(app, {
     store: deps.store,
@@ -97,7 +111,7 @@ export function createDashboard(deps: AppDeps): DashboardApp {
     index,
     ready,
     close() {
-      closing.abort();
+      for (const end of [...streams]) end();
       hub.close();
     },
   };

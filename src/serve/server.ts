@@ -21,6 +21,8 @@ export interface ServeOptions {
   /** The built page's folder (default: dist/web). */
   webDir?: string;
   heartbeatMs?: number;
+  /** The event stream's per-client queue bound (default 4 MiB). */
+  maxQueueBytes?: number;
 }
 
 /** A running dashboard. */
@@ -45,6 +47,7 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     ...(page ? { page } : {}),
     warn: o.warn,
     ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
+    ...(o.maxQueueBytes ? { maxQueueBytes: o.maxQueueBytes } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: dashboard.app.fetch, hostname: o.host, port: o.port }, () => resolve(s as Server)) as Server;

@@ -84,6 +84,8 @@ export interface StoredWikiEntry {
 
 /** What a wiki entry that cannot be read (a dangling symlink, a folder named *.md) holds as its text: this, then why. */
 export const UNREADABLE_WIKI = "\u0000unreadable: ";
+/** The largest wiki entry file read (docs/limits.md); a larger one is skipped with a warning. */
+export const WIKI_ENTRY_BYTES = 1024 * 1024;
 
 /**
  * The store port (DESIGN: "ports that own their transactions"): the reply cache, the event log

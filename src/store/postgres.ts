@@ -5,6 +5,7 @@ import { codeOf, ConfigError, messageOf, StoreError } from "../errors.js";
 import type { CachedReply } from "../models/cache.js";
 import type { IssueRow, LeaseResult, PlanRow, StageCommit, Store, StoredEvent, StoreTx } from "./port.js";
 import type { StoreSnapshot } from "./snapshot.js";
+import { checkout } from "./pg-client.js";
 import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
 import { addPart, OPT_IN_PARTS } from "../opt-in.js";
 
@@ -116,7 +117,8 @@ function storeError(e: unknown, where: string): StoreError {
 const isDbError = (e: unknown) => codeOf(e) !== undefined && !StoreError.isInstance(e);
 /** pg's connection errors carry no code. */
 const isConnectError = (e: unknown) =>
-  e instanceof Error && /timeout exceeded when trying to connect|Connection terminated|connection timeout/i.test(e.message);
+  e instanceof Error &&
+  /timeout exceeded when trying to connect|Connection terminated|connection timeout|not queryable|terminating connection/i.test(e.message);
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
@@ -133,11 +135,11 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
   try {
-    const client = await pool.connect();
+    const held = await checkout(pool);
     try {
-      await migrate(client);
+      await migrate(held.client);
     } finally {
-      client.release();
+      held.release();
     }
   } catch (e) {
     await pool.end().catch(() => undefined);
@@ -265,7 +267,8 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
   /** Runs `fn` in a transaction on a client of its own. */
   const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
     guard(async () => {
-      const client = await pool.connect();
+      const held = await checkout(pool);
+      const client = held.client;
       const q: Query = (text, values) => client.query(text, values) as ReturnType<Query>;
       try {
         await client.query("BEGIN");
@@ -276,7 +279,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
         await client.query("ROLLBACK").catch(() => undefined); // the connection may be gone: the error that matters is `e`
         throw e;
       } finally {
-        client.release();
+        held.release();
       }
     });
 

@@ -30,7 +30,7 @@ export async function readSqliteSnapshot(home: string): Promise<StoreSnapshot> {
   const unreadable = wiki.find((e) => e.text.startsWith(UNREADABLE_WIKI));
   if (unreadable)
     throw new StoreError(
-      `the wiki entry ${store.wiki.where}/${unreadable.id}.md cannot be read (${unreadable.text.slice(UNREADABLE_WIKI.length)}): fix or remove it, then migrate again`,
+      `the wiki entry ${store.wiki.where}/${unreadable.id}.md ${unreadable.text.slice(UNREADABLE_WIKI.length)}: fix or remove it, then migrate again`,
     );
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(file, { readonly: true, fileMustExist: true });

@@ -4,6 +4,7 @@ import type BetterSqlite3 from "better-sqlite3";
 import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { codeOf, ConfigError, StoreError } from "../errors.js";
+import { readBounded } from "../files/read.js";
 import type { CachedReply } from "../models/cache.js";
 import { MIGRATIONS } from "./migrations.js";
 import {
@@ -17,6 +18,7 @@ import {
   type StoredWikiEntry,
   type StoreTx,
   UNREADABLE_WIKI,
+  WIKI_ENTRY_BYTES,
 } from "./port.js";
 import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "./state.js";
 
@@ -133,6 +135,7 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
     else {
       if (readOnly && (!existsSync(file) || !writable(home))) {
         if (!existsSync(file)) return emptyReadOnlyStore(home, file);
+        if (!statSync(file).isFile()) throw new StoreError(`the store ${file} is not a regular file: remove it`);
         // A WAL database cannot be opened in place from a folder we cannot write (SQLite needs its -shm
         // file): read a snapshot of the file instead — a read-only command sees the last checkpoint.
         db = new Database(snapshotOf(file));
@@ -145,7 +148,10 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
             `cannot use ${home} as the dissent home (DISSENT_HOME or home:): ${code === "EEXIST" || code === "ENOTDIR" ? "it is not a directory" : code}`,
           );
         }
-        if (existsSync(file) && statSync(file).isDirectory()) throw new StoreError(`the store ${file} is a directory, not a file: remove it`);
+        const st = statSync(file, { throwIfNoEntry: false });
+        if (st?.isDirectory()) throw new StoreError(`the store ${file} is a directory, not a file: remove it`);
+        // A FIFO or a device would block SQLite's first read forever.
+        if (st && !st.isFile()) throw new StoreError(`the store ${file} is not a regular file (a FIFO or a device): remove it`);
         db = new Database(file);
       }
     }
@@ -278,12 +284,9 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     const out: StoredWikiEntry[] = [];
     for (const d of readdirSync(wikiDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (!d.name.endsWith(".md") || d.name.startsWith(".")) continue;
-      try {
-        out.push({ id: d.name.replace(/\.md$/, ""), text: readFileSync(join(wikiDir, d.name), "utf8") });
-      } catch (e) {
-        // A dangling symlink, a folder named *.md, no permission: the reader reports it and skips it.
-        out.push({ id: d.name.replace(/\.md$/, ""), text: `${UNREADABLE_WIKI}${codeOf(e) ?? "error"}` });
-      }
+      // A dangling symlink, a folder or a FIFO named *.md, no permission, a runaway file: the reader reports it and skips it.
+      const got = readBounded(join(wikiDir, d.name), WIKI_ENTRY_BYTES);
+      out.push({ id: d.name.replace(/\.md$/, ""), text: got.ok ? got.text : `${UNREADABLE_WIKI}${got.reason}` });
     }
     return out;
   };

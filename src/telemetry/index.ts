@@ -8,6 +8,7 @@ import { RunTrace } from "./run-trace.js";
 export { PlanTrace } from "./plan-trace.js";
 export { RunTrace } from "./run-trace.js";
 export { SEMCONV_VERSION } from "./conventions.js";
+export { withoutCredentials } from "./provider.js";
 
 /** Traces of runs and plans, exported over OTLP/HTTP following the GenAI semantic conventions (CONTRACT §8). */
 export interface Telemetry {
@@ -15,6 +16,13 @@ export interface Telemetry {
   plan(issueId: string): PlanTrace;
   /** Flushes every span (bounded in time) and stops exporting. */
   shutdown(): Promise<void>;
+}
+
+/** Is this an http(s) URL the exporter can post to? */
+export function isHttpUrl(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const protocol = new URL(value).protocol;
+  return protocol === "http:" || protocol === "https:";
 }
 
 /** Knobs for tests: how long an export may take. */
@@ -34,6 +42,11 @@ export function startTelemetry(
 ): Telemetry | undefined {
   const endpoint = config.telemetry.otlpEndpoint;
   if (!endpoint) return undefined;
+  // A bad endpoint costs one warning, never a run (docs/serve.md); the value is not echoed: it may hold credentials.
+  if (!isHttpUrl(endpoint)) {
+    warn("telemetry is off: the OTLP endpoint (telemetry.otlp_endpoint or OTEL_EXPORTER_OTLP_ENDPOINT) is not an http(s) URL");
+    return undefined;
+  }
   const { tracer, shutdown } = exportingTracer({
     endpoint,
     serviceName: config.telemetry.serviceName,

@@ -23,6 +23,11 @@ export function tracesUrl(endpoint: string): string {
   return base.endsWith("/v1/traces") ? base : `${base}/v1/traces`;
 }
 
+/** A URL (or a message holding URLs) fit to print: `user:password@` removed. */
+export function withoutCredentials(text: string): string {
+  return text.replace(/(\/\/)[^/@\s]*@/g, "$1");
+}
+
 /** An exporter that reports failures through `onFailure` (which warns once), and never throws into a run. */
 class ReportingExporter implements SpanExporter {
   constructor(
@@ -47,10 +52,11 @@ class ReportingExporter implements SpanExporter {
 /** A tracer provider exporting over OTLP/HTTP (JSON), batched; `shutdown` flushes, bounded in time. */
 export function exportingTracer(o: ExportOptions): { tracer: Tracer; shutdown(): Promise<void> } {
   const url = tracesUrl(o.endpoint);
+  const shown = withoutCredentials(url);
   // A collector that does not answer costs one warning for the whole process (CONTRACT §8).
   let warned = false;
   const failed = (m: string) => {
-    if (!warned) o.warn(`telemetry: sending traces to ${url} failed (${m}); the run goes on without them`);
+    if (!warned) o.warn(`telemetry: sending traces to ${shown} failed (${withoutCredentials(m)}); the run goes on without them`);
     warned = true;
   };
   const exporter = new ReportingExporter(new OTLPTraceExporter({ url, timeoutMillis: o.timeoutMs ?? 5_000 }), failed);

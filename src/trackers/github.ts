@@ -1,5 +1,6 @@
 import type { TrackerConfig } from "../contracts/config.js";
-import { ConfigError, RunError, UsageError } from "../errors.js";
+import { ConfigError, DissentError, Interrupted, RunError, UsageError } from "../errors.js";
+import { readPages } from "./github/pages.js";
 import { DEFAULT_OPTIONS, githubClient, type GithubClient, type GithubOptions, type GithubSession } from "./github/client.js";
 import { MERGED_MARKER, PLAN_MARKER, mergedComment, planComment } from "./github/render.js";
 import { commentWriter } from "./github/comments.js";
@@ -42,6 +43,32 @@ function shown(url: string): string {
   return u.toString().replace(/\/+$/, "");
 }
 
+/** The error of a step stopped by the run's signal: its reason when it is one of ours (Interrupted naming the signal). */
+function interruption(signal: AbortSignal): DissentError {
+  const reason: unknown = signal.reason;
+  return DissentError.isInstance(reason) ? reason : new Interrupted("interrupted");
+}
+
+/** `work`, or the signal's abort, whichever comes first: Octokit's retry and rate-limit waits do not watch the signal. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(interruption(signal));
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(interruption(signal));
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener("abort", stop);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", stop);
+        reject(e);
+      },
+    );
+  });
+}
+
 /** An issue id as GitHub numbers it: "12" or "#12". */
 export function issueNumber(id: string): number {
   const m = /^#?([1-9]\d{0,9})$/.exec(id.trim());
@@ -80,10 +107,28 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     key: `${baseUrl} ${config.repo.toLowerCase()}`,
     async step(action, fn) {
       try {
-        return await fn(await (client ??= githubClient(baseUrl, token, opts)));
+        return await untilAborted(fn(await (client ??= githubClient(baseUrl, token, opts))), opts.signal);
       } catch (e) {
+        if (opts.signal?.aborted) throw interruption(opts.signal); // the run was stopped: not a GitHub failure
         throw githubError(e, ctx, action);
       }
+    },
+    pages(action, first) {
+      const request = opts.signal ? { signal: opts.signal } : {};
+      return session.step(action, (gh) =>
+        readPages({
+          action,
+          repo: config.repo,
+          baseUrl,
+          ...(opts.maxPages ? { maxPages: opts.maxPages } : {}),
+          ...(opts.say ? { warn: opts.say } : {}),
+          first: () => first(gh, request),
+          next: async (url) => {
+            const r = await gh.request({ method: "GET", url, request });
+            return { data: Array.isArray(r.data) ? r.data : [], headers: r.headers };
+          },
+        }),
+      );
     },
   };
   const writeComment = commentWriter(session);
@@ -101,7 +146,9 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
       return getIssue(issueNumber(id));
     },
     async list() {
-      const all = await session.step("listing open issues", (gh) => gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "open", per_page: 100 }));
+      const all = await session.pages("listing open issues", (gh, request) =>
+        gh.rest.issues.listForRepo({ owner, repo, state: "open", per_page: 100, request }),
+      );
       return all.filter((d) => !d.pull_request).map(toIssue); // GitHub lists pull requests among issues
     },
     async setLabels(id, change) {
@@ -126,16 +173,16 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
      * associated with that commit (REST: issues/{n}/events, commits/{sha}/pulls).
      */
     async mergedClosures() {
-      const closed = await session.step("listing closed issues", (gh) =>
-        gh.paginate(gh.rest.issues.listForRepo, { owner, repo, state: "closed", per_page: 100 }),
+      const closed = await session.pages("listing closed issues", (gh, request) =>
+        gh.rest.issues.listForRepo({ owner, repo, state: "closed", per_page: 100, request }),
       );
       const out: MergedClosure[] = [];
       for (const d of closed) {
         if (d.pull_request) continue;
         const issue = toIssue(d);
         if (issue.labels.includes("dissent-fixed") || !issue.labels.some((l) => MERGEABLE.includes(l))) continue;
-        const events = await session.step(`reading the events of issue #${d.number}`, (gh) =>
-          gh.paginate(gh.rest.issues.listEvents, { owner, repo, issue_number: d.number, per_page: 100 }),
+        const events = await session.pages(`reading the events of issue #${d.number}`, (gh, request) =>
+          gh.rest.issues.listEvents({ owner, repo, issue_number: d.number, per_page: 100, request }),
         );
         const sha = [...events].reverse().find((e) => e.event === "closed")?.commit_id;
         if (!sha) continue;

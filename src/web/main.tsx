@@ -49,6 +49,12 @@ function App() {
       return <Costs />;
     case "wiki":
       return route.id ? <WikiEntry id={route.id} key={route.id} /> : <Wiki />;
+    case "notfound":
+      return (
+        <p class="error" data-not-found>
+          not found: {route.hash} names no page of the dashboard (<a href={href.board()}>the board</a>)
+        </p>
+      );
   }
 }
 

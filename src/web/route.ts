@@ -1,10 +1,31 @@
 import { useEffect, useState } from "preact/hooks";
 
-/** The page's places, from the URL's hash. */
-export type Route = { view: "board" } | { view: "issue"; id: string } | { view: "runs"; id?: string } | { view: "costs" } | { view: "wiki"; id?: string };
+/** The page's places, from the URL's hash; `notfound` for an address that names none (a malformed escape, say). */
+export type Route =
+  | { view: "board" }
+  | { view: "issue"; id: string }
+  | { view: "runs"; id?: string }
+  | { view: "costs" }
+  | { view: "wiki"; id?: string }
+  | { view: "notfound"; hash: string };
 
+/** Decodes a hash segment; undefined for a malformed escape (`%E0%A4%A`), which decodeURIComponent throws on. */
+function decoded(part: string): string | undefined {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return undefined; // URIError: the caller shows "not found"
+  }
+}
+
+/** The route a hash names; never throws. */
 export function parseRoute(hash: string): Route {
-  const parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+  const parts: string[] = [];
+  for (const part of hash.replace(/^#\/?/, "").split("/")) {
+    const d = decoded(part);
+    if (d === undefined) return { view: "notfound", hash };
+    parts.push(d);
+  }
   const [head, id] = parts;
   if (head === "issue" && id) return { view: "issue", id };
   if (head === "runs") return id ? { view: "runs", id } : { view: "runs" };

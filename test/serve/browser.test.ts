@@ -141,4 +141,13 @@ describe("the dashboard in Chromium", () => {
       await guarded.stop();
     }
   });
+
+  it("an address with a malformed escape (#/issue/%E0%A4%A) shows 'not found' instead of keeping the old view", async () => {
+    await page.goto(`${s.url}#/issue/2`);
+    await page.waitForSelector('[data-issue-page="2"]');
+    await page.evaluate('location.hash = "#/issue/%E0%A4%A"');
+    await page.waitForSelector("[data-not-found]");
+    expect(await page.$('[data-issue-page="2"]')).toBeNull();
+    expect(await page.textContent("[data-not-found]")).toContain("not found");
+  });
 });

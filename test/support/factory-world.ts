@@ -72,6 +72,8 @@ export interface FactoryWorldOptions {
   provider?: string;
   /** The store on a fresh PostgreSQL database. */
   postgres?: boolean;
+  /** The store on this PostgreSQL database (a cluster the test stops and starts) instead of a fresh one. */
+  databaseUrl?: string;
 }
 
 export async function factoryWorld(handler: ModelHandler = () => undefined, opts: FactoryWorldOptions = {}): Promise<FactoryWorld> {
@@ -85,7 +87,7 @@ export async function factoryWorld(handler: ModelHandler = () => undefined, opts
   });
   const s = scratch("dissent-factory-");
   const home = `${s.dir}/home`;
-  const databaseUrl = opts.postgres ? await freshDatabase() : undefined;
+  const databaseUrl = opts.databaseUrl ?? (opts.postgres ? await freshDatabase() : undefined);
   const extra = [opts.extra ?? "", ...(databaseUrl ? ["store: { type: postgres }"] : [])].join("\n");
   const config = rolesConfig(server.url, extra);
   s.write("dissent.config.yaml", opts.provider ? config.replace(`base_url: "${server.url}" }`, `base_url: "${server.url}", ${opts.provider} }`) : config);

@@ -39,6 +39,10 @@ export interface PgCluster {
   createDatabase(name?: string): Promise<string>;
   /** Immediate shutdown, then removes the temp dir. Idempotent. */
   stop(): Promise<void>;
+  /** `pg_ctl -m fast stop`, keeping the data: every connection gets 57P01, new ones are refused (a database going away). */
+  pause(): Promise<void>;
+  /** Starts a paused cluster again on the same port. */
+  resume(): Promise<void>;
 }
 
 declare module "vitest" {
@@ -340,11 +344,30 @@ export async function startPostgres(): Promise<PgCluster> {
   }
 
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  const serverOpts = [
+    `-p ${port}`,
+    "-c listen_addresses=127.0.0.1",
+    `-k ${sockDir}`,
+    "-c fsync=off",
+    "-c synchronous_commit=off",
+    "-c full_page_writes=off",
+    "-c max_connections=200",
+  ].join(" ");
   return {
     url,
     port,
     dataDir,
     createDatabase: (name?: string) => createDatabaseAt(url, name),
+    async pause() {
+      const [cmd, args] = asOwner(bins.pgCtl, ["-D", dataDir, "-m", "fast", "-w", "stop"]);
+      const r = await run(cmd, args, dir);
+      if (r.code !== 0) throw new Error(`pg_ctl stop -m fast failed (exit ${r.code}): ${r.out}`);
+    },
+    async resume() {
+      const [cmd, args] = asOwner(bins.pgCtl, ["-D", dataDir, "-l", logFile, "-w", "-t", "60", "-o", serverOpts, "start"]);
+      const r = await run(cmd, args, dir);
+      if (r.code !== 0) throw new Error(`pg_ctl start failed (exit ${r.code}): ${r.out}`);
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -189,6 +189,7 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
             sequences,
             ...(lp.context_size ? { contextSize: lp.context_size } : {}),
             ...(threads ? { threads } : {}),
+            ...(o.signal ? { signal: o.signal } : {}),
           }),
         );
         loaded.catch(() => models.delete(key));
@@ -222,9 +223,16 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
           `downloading ${missing.length === 1 ? "a model" : `${missing.length} models`} once into ${config.modelsDir}${size}: ${parts.join("; ")}`,
         );
       }
-      for (const { target } of wanted.values()) await ensure(target.name, target.p, target.model);
+      const paths: string[] = [];
+      for (const { target } of wanted.values()) {
+        const path = await ensure(target.name, target.p, target.model);
+        // A folder, a FIFO, a file that is not GGUF or whose header lies: the configuration error now, never a read of it.
+        const problem = modelFileProblem(path, `providers.${target.name}`);
+        if (problem) throw problem;
+        paths.push(path);
+      }
       // Hash before routing, off the event loop's critical path: identity() then finds it known.
-      for (const { located } of wanted.values()) if (existsSync(located.path)) await hashes.async(located.path);
+      for (const path of paths) await hashes.async(path);
     },
 
     async dispose() {

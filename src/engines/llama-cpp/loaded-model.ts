@@ -1,5 +1,6 @@
 import type { ChatHistoryItem, ChatWrapper, GbnfJsonSchema, LlamaContext, LlamaGrammar, LlamaModel } from "node-llama-cpp";
 import pLimit from "p-limit";
+import { DissentError, Interrupted } from "../../errors.js";
 import { canonicalJson } from "../../hash.js";
 import type { Binding } from "./binding.js";
 import { toGrammarSchema } from "./json-schema.js";
@@ -15,6 +16,8 @@ export interface ModelSettings {
   /** Requests served at once: the context's sequences, batched into one decode. */
   sequences: number;
   threads?: number;
+  /** Aborts loading (Ctrl-C, SIGTERM): node-llama-cpp stops reading the file and the load fails as interrupted. */
+  signal?: AbortSignal;
 }
 
 /** One request to a loaded model. */
@@ -64,14 +67,21 @@ export const REASONING_OFF = {
   seed: { thinkingBudget: 0 },
 } as const;
 
+/** The error of a load stopped by its signal: the signal's reason when it is one of ours (Interrupted naming the signal). */
+function interrupted(signal: AbortSignal): DissentError {
+  const reason: unknown = signal.reason;
+  return DissentError.isInstance(reason) ? reason : new Interrupted("interrupted while loading the model");
+}
+
 /** Loads a model file and its context; a failure is one line naming the file and what to do. */
 export async function loadModel(binding: Binding, s: ModelSettings): Promise<LoadedModel> {
   const { nlc, llama, logs } = binding;
   const site = { path: s.path, where: s.where, logs, mark: logs.mark(), ...(s.contextSize ? { contextSize: s.contextSize } : {}) };
   let model: LlamaModel;
   try {
-    model = await llama.loadModel({ modelPath: s.path });
+    model = await llama.loadModel({ modelPath: s.path, ...(s.signal ? { loadSignal: s.signal } : {}) });
   } catch (e) {
+    if (s.signal?.aborted) throw interrupted(s.signal);
     await settleLogs();
     throw loadFailure(e, site);
   }
@@ -81,8 +91,13 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
       contextSize: s.contextSize ?? { max: DEFAULT_MAX_CONTEXT },
       sequences: s.sequences,
       ...(s.threads ? { threads: s.threads } : {}),
+      ...(s.signal ? { createSignal: s.signal } : {}),
     });
   } catch (e) {
+    if (s.signal?.aborted) {
+      await model.dispose();
+      throw interrupted(s.signal);
+    }
     await settleLogs();
     await model.dispose();
     throw loadFailure(e, site);

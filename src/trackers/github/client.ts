@@ -1,4 +1,5 @@
 import type { Octokit } from "@octokit/rest";
+import type { Page } from "./pages.js";
 
 /** Timing of the GitHub client; production uses the defaults, tests shrink the waits. */
 export interface GithubOptions {
@@ -17,6 +18,12 @@ export interface GithubOptions {
   requestTimeoutMs?: number;
   /** Octokit's warnings (deprecations, a failing limit handler); dropped when unset. */
   warn?: (message: string) => void;
+  /** dissent's own warnings about GitHub (a listing stopped at the page cap). */
+  say?: (message: string) => void;
+  /** Aborts every request and wait (Ctrl-C, SIGTERM): pagination and retries stop with the run. */
+  signal?: AbortSignal;
+  /** Pages one listing reads at most (default MAX_PAGES). */
+  maxPages?: number;
 }
 
 export const DEFAULT_OPTIONS = {
@@ -56,7 +63,11 @@ export async function githubClient(baseUrl: string, token: string, opts: GithubO
     // Octokit would log to the console; every failure reaches the caller as a thrown error instead.
     log: { debug: quiet, info: quiet, warn, error: warn },
     request: {
-      fetch: (url: string | URL, init?: RequestInit) => fetch(url, { ...init, signal: init?.signal ?? AbortSignal.timeout(o.requestTimeoutMs) }),
+      // Each request is bounded in time, and aborted with the run when the caller's signal says so.
+      fetch: (url: string | URL, init?: RequestInit) => {
+        const timeout = AbortSignal.timeout(o.requestTimeoutMs);
+        return fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
+      },
     },
     throttle: { onRateLimit: wait, onSecondaryRateLimit: wait, retryAfterBaseValue: o.rateLimitUnitMs, ...spacing },
     retry: { retries: o.retries, retryAfterBaseValue: o.retryBaseMs, doNotRetry: DO_NOT_RETRY },
@@ -78,6 +89,8 @@ export interface GithubSession {
   repo: string;
   /** Names the repository on its server ("base_url owner/name"), for per-process memos. */
   key: string;
-  /** Runs one step against the API; any failure becomes one line naming the repo and the step. */
+  /** Runs one step against the API; any failure becomes one line naming the repo and the step; an abort ends it at once. */
   step<T>(action: string, fn: (gh: GithubClient) => Promise<T>): Promise<T>;
+  /** Every page of a listing, as one step: bounded, aborted with the run, next links followed only on the API's origin (pages.ts). */
+  pages<T>(action: string, first: (gh: GithubClient, request: { signal?: AbortSignal }) => Promise<Page<T>>): Promise<T[]>;
 }

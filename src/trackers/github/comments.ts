@@ -13,8 +13,8 @@ export function commentWriter(s: GithubSession): (n: number, marker: string, bod
   const find = async (n: number, marker: string) => {
     const seen = known.get(`${n} ${marker}`);
     if (seen) return seen;
-    const all = await s.step(`reading the comments of issue #${n}`, (gh) =>
-      gh.paginate(gh.rest.issues.listComments, { owner, repo, issue_number: n, per_page: 100 }),
+    const all = await s.pages(`reading the comments of issue #${n}`, (gh, request) =>
+      gh.rest.issues.listComments({ owner, repo, issue_number: n, per_page: 100, request }),
     );
     const found = all.find((c) => c.body?.startsWith(marker)); // a person quoting it starts with "> "
     return found ? { id: found.id, body: found.body ?? "" } : undefined;

@@ -18,7 +18,7 @@ export function ensureLabels(s: GithubSession): Promise<void> {
 
 async function createMissing(s: GithubSession): Promise<void> {
   const { owner, repo } = s;
-  const existing = await s.step("listing the repository's labels", (gh) => gh.paginate(gh.rest.issues.listLabelsForRepo, { owner, repo, per_page: 100 }));
+  const existing = await s.pages("listing the repository's labels", (gh, request) => gh.rest.issues.listLabelsForRepo({ owner, repo, per_page: 100, request }));
   const have = new Set(existing.map((l) => l.name.toLowerCase())); // GitHub label names are case-insensitive
   for (const [name, { color, description }] of Object.entries(LABELS)) {
     if (have.has(name)) continue;
