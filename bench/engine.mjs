@@ -1,4 +1,4 @@
-// node bench/engine.mjs (after `npm run build`) — the in-process engine (CONTRACT §11) on a tiny GGUF:
+// node bench/engine.mjs (after `npm run build`) — the in-process engine (docs/local-engine.md) on a tiny GGUF:
 // load time, tokens per second, and the CLI's cold start with and without a llama-cpp route. Figures go
 // to bench/results.engine.json. Medians within one run; machines are shared and noisy.
 import { spawn } from "node:child_process";
@@ -149,7 +149,7 @@ async function coldStart(args, cwd, env, runs = 11) {
   const args = ["run", "--audit", "What is 2+2?"];
   record("cli_audit_first_ms", "dissent run --audit, first (engine loads, tiny model)", await cli(args, local, env), "ms");
   record("cli_audit_cached_ms", "dissent run --audit, cached (engine never loads)", await coldStart(args, local, env, 5), "ms");
-  // With no config at all, loading it asks Ollama first (CONTRACT §11): what that costs when nothing answers.
+  // With no config at all, loading it asks Ollama first (docs/local-engine.md): what that costs when nothing answers.
   const { probeOllamaSync } = await import("../dist/config/defaults.js");
   const probes = [];
   for (let i = 0; i < 5; i++) {

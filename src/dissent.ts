@@ -23,7 +23,7 @@ import { openStore } from "./store/open.js";
 import type { EventQuery, LeaseHolder, Store, StoredEvent } from "./store/port.js";
 import type { TrackedIssue, Tracker } from "./trackers/port.js";
 
-/** Options of `createDissent` (CONTRACT §10). */
+/** Options of `createDissent` (docs/library.md). */
 export interface CreateDissentOptions {
   /** A config file path, or the YAML's content as an object; default: DISSENT_CONFIG, then ./dissent.config.yaml, then built-in defaults. */
   config?: string | Record<string, unknown>;
@@ -43,11 +43,11 @@ export interface CreateDissentOptions {
   onCall?: (call: ObservedCall) => void;
   /** Open the store for reading only (read-only commands on a read-only home). */
   readOnly?: boolean;
-  /** Told of llama-cpp model downloads (CONTRACT §11). Default: progress on stderr. */
+  /** Told of llama-cpp model downloads (docs/local-engine.md). Default: progress on stderr. */
   onDownload?: DownloadReporter;
 }
 
-/** How a run or a plan uses the reply cache (CONTRACT §3): `use`, `bypass` (--no-cache: replaces), `replay` (never the network). */
+/** How a run or a plan uses the reply cache (docs/run.md): `use`, `bypass` (--no-cache: replaces), `replay` (never the network). */
 export type CacheMode = CallContext["cacheMode"];
 
 /** What `run` takes: the prompt and, optionally, more constraints and policies (text or a file path) and the audit. */
@@ -66,7 +66,7 @@ export interface RunInput {
   progress?: (step: "executor" | "challenger" | "revising") => void;
 }
 
-/** The pipeline's wiring as a library: the CLI is a thin shell over this (CONTRACT §10). */
+/** The pipeline's wiring as a library: the CLI is a thin shell over this (docs/library.md). */
 export interface Dissent {
   /** The validated config, with its source (a file, an object, or the built-in defaults). */
   readonly config: Config;
@@ -84,7 +84,7 @@ export interface Dissent {
   callContext(mode?: CacheMode, roles?: readonly string[]): Promise<CallContext>;
   /** `dissent run`: executor → (audit) challenger → at most one revision. */
   run(input: RunInput): Promise<RunOutput>;
-  /** `dissent issue plan`: the ComplexityGate, then (load-bearing) the four adversarial stages and the plan reviewer (CONTRACT §4). */
+  /** `dissent issue plan`: the ComplexityGate, then (load-bearing) the four adversarial stages and the plan reviewer (docs/issue.md). */
   planIssue(
     id: string,
     opts?: {
@@ -94,7 +94,7 @@ export interface Dissent {
       onProgress?: (p: PipelineProgress) => void;
       /** Who holds the issue's lease while it is planned (default: this process, a new id per run); a factory worker passes its own. */
       holder?: LeaseHolder;
-      /** The lease's time to live and renewal period (default 60 s and 10 s, CONTRACT §4). */
+      /** The lease's time to live and renewal period (default 60 s and 10 s, docs/issue.md). */
       lease?: { ttlMs?: number; renewMs?: number };
       /** Plan an issue whose plan is already `ready` again (`--replan`); without it that is a UsageError (docs/issue.md). */
       replan?: boolean;
@@ -114,7 +114,7 @@ export interface Dissent {
     create(input: { title: string; body?: string; labels?: readonly string[] }): Promise<TrackedIssue>;
     /** Edits a local issue's labels through the transition table. */
     label(id: string, change: { add?: readonly string[]; remove?: readonly string[] }): Promise<string[]>;
-    /** `issue resolve`: a person's resolution of a pending concern (CONTRACT §4). */
+    /** `issue resolve`: a person's resolution of a pending concern (docs/issue.md). */
     resolve(id: string, concernId: string, kind: ResolutionKind, note: string): Promise<ConcernResolution>;
   };
   /** Flushes telemetry and closes the store: call it when done. */
@@ -146,7 +146,7 @@ function configOf(opts: CreateDissentOptions, env: Record<string, string | undef
 }
 
 /**
- * The CLI's wiring as a library (CONTRACT §10): loads and validates the config at once (a
+ * The CLI's wiring as a library (docs/library.md): loads and validates the config at once (a
  * `ConfigError` names the file and line), knows every configured key as a secret, and opens the
  * store and the tracker on first use. `run`, `planIssue`, `merge`, `events` and `issues` are the
  * commands of the same names; call `close()` when done.
@@ -159,7 +159,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
   const warn = (m: string) => (opts.onWarning ?? ((message: string) => process.emitWarning(message, { code: "DISSENT_WARNING" })))(redact(m));
   // The AI SDK's warnings (seed unsupported on every Anthropic call, say) are said once each, never on stdout.
   const sdkWarn = onceEach(warn);
-  // The in-process engine (CONTRACT §11), imported only when a llama-cpp provider is configured; it
+  // The in-process engine (docs/local-engine.md), imported only when a llama-cpp provider is configured; it
   // loads node-llama-cpp only when a model is, so a cached run never does.
   const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
   let engines: Promise<{ engines: LlamaEngines; limits: <C extends Pick<Config, "providers">>(c: C) => C }> | undefined;
@@ -212,7 +212,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           return githubTracker(config.tracker, env, config.source, { ...(opts.signal ? { signal: opts.signal } : {}), say: warn });
         })());
 
-  // Telemetry (CONTRACT §8): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
+  // Telemetry (docs/serve.md): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
   let telemetry: Promise<import("./telemetry/index.js").Telemetry | undefined> | undefined;
   const telemetryOf = () =>
     (telemetry ??= config.telemetry.otlpEndpoint

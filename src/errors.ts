@@ -79,7 +79,7 @@ export class RunError extends DissentError {
 }
 
 const TRACKER_AUTH = markerOf("TrackerAuthError");
-/** The tracker refused our token (GitHub 401): retrying will not help, so the factory stops (CONTRACT §7). */
+/** The tracker refused our token (GitHub 401): retrying will not help, so the factory stops (docs/factory.md). */
 export class TrackerAuthError extends RunError {
   static override readonly errorName: string = "TrackerAuthError";
   override readonly fatal: boolean = true;
@@ -111,7 +111,7 @@ export class Interrupted extends DissentError {
 }
 
 const LEASE_HELD = markerOf("LeaseHeld");
-/** Another planner holds the issue (CONTRACT §4 r2: one planner per issue). */
+/** Another planner holds the issue (docs/issue.md: one planner per issue). */
 export class LeaseHeld extends DissentError {
   static readonly errorName = "LeaseHeld";
   override readonly fatal: boolean = true;

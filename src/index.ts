@@ -4,12 +4,12 @@
  * `dissent/testing`. Everything else in the package is internal.
  */
 
-// The audit gate over any AI SDK models (CONTRACT §5, §10).
+// The audit gate over any AI SDK models (docs/library.md, §10).
 export { challenge, runAudit, type ChallengeOptions, type LibraryCallOptions, type RunAuditOptions } from "./gate/run-audit.js";
 export type { ChallengeInput, ChallengeResult } from "./gate/challenge.js";
 export { MAX_AUDIT_PASSES, MAX_REVISION_PASSES, type GateResult } from "./gate/audit-gate.js";
 
-// The CLI's wiring as a library (CONTRACT §10).
+// The CLI's wiring as a library (docs/library.md).
 export { createDissent, type CacheMode, type CreateDissentOptions, type Dissent, type RunInput } from "./dissent.js";
 export type { Config } from "./contracts/config.js";
 export type { EventQuery, Store, StoredEvent } from "./store/port.js";
@@ -20,7 +20,7 @@ export type { IssueDetail, IssueSummary } from "./read-models/types.js";
 export type { Redactor } from "./redact.js";
 export type { ObservedCall } from "./models/types.js";
 
-// The adversarial loop and the concern's identity (CONTRACT §4, §5).
+// The adversarial loop and the concern's identity (docs/issue.md, §5).
 export {
   AdversarialRetryLoop,
   MAX_RETRIES,
@@ -55,7 +55,7 @@ export { LABELS } from "./contracts/labels.js";
 // A reply cache for the library's calls.
 export { memoryCache, type CachedReply, type ReplyCache } from "./models/cache.js";
 
-// Errors you can branch on: a stable `name`, data, and `isInstance` (CONTRACT §6; exit codes are the CLI's).
+// Errors you can branch on: a stable `name`, data, and `isInstance` (docs/errors.md; exit codes are the CLI's).
 export {
   AuditLimitExceeded,
   BudgetExceeded,

@@ -48,7 +48,7 @@ export async function listIssues(store: Store, tracker: Tracker, unpriced?: (iss
   return out;
 }
 
-/** `issue show --json` (CONTRACT §4) and the head of the dashboard's issue page. */
+/** `issue show --json` (docs/issue.md) and the head of the dashboard's issue page. */
 export async function showIssue(store: Store, tracker: Tracker, id: string): Promise<IssueDetail> {
   return (await readIssue(store, tracker, id)).detail;
 }
@@ -60,7 +60,7 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
   const art = (name: string) => (row ? store.artifact(issue.id, cycle, name) : Promise.resolve(undefined));
   const [plan, brief, shape, criteria] = await Promise.all([art("plan"), art("brief"), art("shape"), art("acceptance_criteria")]);
   const cycles = cycleTimelines(events, isRunning(issue.labels));
-  // The cycle's dollars are null, never 0, when one of its network calls had no known price (CONTRACT §8).
+  // The cycle's dollars are null, never 0, when one of its network calls had no known price (docs/serve.md).
   const current = currentCycleUsage(cycles, cycle);
   const detail: IssueDetail = {
     id: issue.id,

@@ -13,7 +13,7 @@ export function redact(text: string, secrets: readonly string[] = []): string {
 }
 
 /**
- * The secrets of one process, known when the config loads (CONTRACT §2 r2): every sink — stdout,
+ * The secrets of one process, known when the config loads (docs/configuration.md): every sink — stdout,
  * stderr, the event log, the cache, the wiki, telemetry — redacts through one of these.
  */
 export interface Redactor {

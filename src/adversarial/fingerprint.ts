@@ -56,7 +56,7 @@ export function fingerprintTokens(text: string): string[] {
 }
 
 /**
- * A concern's identity (CONTRACT §5 r2): deterministic, over the `concern` text alone — `category`
+ * A concern's identity (docs/library.md): deterministic, over the `concern` text alone — `category`
  * is free-form across critics and is not part of it — and insensitive to case, punctuation,
  * whitespace, word order, inflection and stop words. "Missing test for the retry path." and
  * "missing tests for retry path" fingerprint alike; a concern and its negation do not; nor do

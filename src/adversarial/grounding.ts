@@ -43,7 +43,7 @@ function wordCount(s: string): number {
   return n;
 }
 
-/** The least an excerpt must be, in words, to count as a quote (CONTRACT §3 r2). */
+/** The least an excerpt must be, in words, to count as a quote (docs/run.md). */
 export const MIN_EVIDENCE_WORDS = 3;
 /** The least a one- or two-word excerpt must be, in normalised characters, to ground as a whole line or code span (docs/run.md). */
 export const MIN_SHORT_QUOTE_CHARS = 12;
@@ -114,7 +114,7 @@ export function ground(text: GroundingText, evidence: string): Grounding {
 }
 
 /**
- * Do two grounded excerpts point at the same place (CONTRACT §4 r2 corroboration)? One contains
+ * Do two grounded excerpts point at the same place (docs/issue.md corroboration)? One contains
  * the other, or they share at least 12 characters of the normalised artifact.
  */
 export function overlaps(a: [number, number], b: [number, number], minShared = 12): boolean {

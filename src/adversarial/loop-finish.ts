@@ -93,7 +93,7 @@ function reviewGaps<A>(state: LoopState<A>, outcome: StageOutcome, env: FinishEn
       synthetic(state, env, "HIGH", "review_unavailable", `The call budget ran out before the critics of ${name} could review this artifact`, "", "council"),
     );
   }
-  // A critic that failed in every round it was asked contributed nothing to the stage: say so (CONTRACT §4 r2).
+  // A critic that failed in every round it was asked contributed nothing to the stage: say so (docs/issue.md).
   // (When every critic failed throughout, the review_unavailable concern above says it already.)
   const silent = env.critics.filter((c) => state.round > 0 && (state.failedRounds.get(c) ?? 0) >= state.round);
   if (silent.length < env.critics.length) {

@@ -45,7 +45,7 @@ export interface LoopState<A> {
   blocked: Map<string, { concern: Concern; round: number }>;
   /** Fingerprints of every concern the stage raised. */
   raised: Set<string>;
-  /** Each critic's findings of the last round it answered (CONTRACT §4 r2 round memory). */
+  /** Each critic's findings of the last round it answered (docs/issue.md round memory). */
   memory: Map<string, Finding[]>;
   /** Rounds in which each critic failed. */
   failedRounds: Map<string, number>;

@@ -45,7 +45,7 @@ export interface CostedProducer<A> {
   calls(input: RoundInput<A>): Promise<number>;
 }
 
-/** What a critic is given besides the artifact: the round, and its own findings of the previous round (CONTRACT §4 r2 round memory). */
+/** What a critic is given besides the artifact: the round, and its own findings of the previous round (docs/issue.md round memory). */
 export interface Review {
   round: number;
   previous?: readonly Finding[];
@@ -94,7 +94,7 @@ export interface LoopContext<A = unknown> {
   emit?: (event: NewEvent) => void;
   /** The per-issue ceiling: a round that could cross it is not started. */
   budget?: CallBudget;
-  /** Calls the later stages need for their first round and the reviewer for its call: never spent here (CONTRACT §4 r2). */
+  /** Calls the later stages need for their first round and the reviewer for its call: never spent here (docs/issue.md). */
   reserve?: number;
   /** Usage of the calls made since this loop started. */
   usage?: () => Usage;
@@ -109,7 +109,7 @@ export interface LoopContext<A = unknown> {
   textOf?: (artifact: A) => string;
   now?: () => string;
   onProgress?: (p: RoundProgress) => void;
-  /** One line per critic failure, failed second opinion or producer fault (CONTRACT §4 r2: never silent). */
+  /** One line per critic failure, failed second opinion or producer fault (docs/issue.md: never silent). */
   warn?: (message: string) => void;
 }
 
@@ -253,7 +253,7 @@ export class AdversarialRetryLoop<A> {
     const settled = settleLone(t.lone, opinions);
     for (const c of [...t.blocking, ...t.advisory, ...t.lone]) state.raised.add(c.fingerprint);
     state.blocking = [...t.blocking, ...settled.blocking];
-    // Advice is about the draft it was given: only the last voting round's stands (CONTRACT §4 r2).
+    // Advice is about the draft it was given: only the last voting round's stands (docs/issue.md).
     state.advisory = [...t.advisory, ...settled.advisory];
     for (const c of state.blocking) {
       state.blocked.set(c.id, { concern: c, round });

@@ -25,7 +25,7 @@ export interface Tally {
   overCap: number;
 }
 
-/** A critic's findings beyond this many in one round are dropped and counted (CONTRACT §4 r2). */
+/** A critic's findings beyond this many in one round are dropped and counted (docs/issue.md). */
 export const MAX_FINDINGS = 5;
 
 /** How a stage weighs findings beyond the council rule (the stage table says; docs/issue.md). */
@@ -103,7 +103,7 @@ function weigh(votes: readonly Vote[], artifact: GroundingText): { weighed: Weig
 /**
  * Near-identical findings of one round, as groups in order of first appearance: a finding joins the
  * group holding its fingerprint, else the first group with another critic's finding whose grounded
- * evidence overlaps its own in the artifact (what corroboration means, CONTRACT §4 r2). Two
+ * evidence overlaps its own in the artifact (what corroboration means, docs/issue.md). Two
  * CRITICALs are never merged by place alone: each blocks on its own, and two distinct ones from the
  * escalating roles send the issue to a person. Each group becomes one concern.
  */
@@ -120,7 +120,7 @@ function groups(weighed: readonly Weighed[]): Weighed[][] {
 }
 
 /**
- * The council tally (CONTRACT §4 r2, r3 in docs/issue.md). A CRITICAL or HIGH finding must quote the
+ * The council tally (docs/issue.md "How a HIGH becomes blocking"). A CRITICAL or HIGH finding must quote the
  * artifact; an ungrounded one counts as MEDIUM. Near-identical findings of the round are one concern
  * listing every critic that raised it. With two or more critics: any CRITICAL blocks; a HIGH blocks
  * when another critic corroborates it, or when it validly names a known gap; a lone grounded HIGH
@@ -155,7 +155,7 @@ export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
       lone = severity === "HIGH" && !blocks;
     } else blocks = isSerious(severity);
 
-    // human_required counts only on a grounded HIGH or CRITICAL finding (CONTRACT §4 r2): a LOW product question is advice.
+    // human_required counts only on a grounded HIGH or CRITICAL finding (docs/issue.md): a LOW product question is advice.
     const human = items.some((w) => w.finding.human_required === true && isSerious(w.severity));
     const concern: Concern = {
       id: ctx.idFor(voice.fp, voice.role),

@@ -62,7 +62,7 @@ function contentWithText(content: readonly LanguageModelV3Content[], text: strin
 
 /**
  * An AI SDK language-model middleware that puts every answer of the wrapped model through the
- * ADR-008 audit gate (CONTRACT §10): the reply is the draft, the challenger audits it, and a
+ * ADR-008 audit gate (docs/library.md): the reply is the draft, the challenger audits it, and a
  * `needs_work` verdict gets at most one revision through the wrapped model. `pass` returns the reply
  * unchanged; the audit is in `providerMetadata.dissent`; a failed challenger returns the draft, visibly.
  */
@@ -119,7 +119,7 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
       const started = performance.now();
       const draft = await doGenerate();
       const draftRecord = wrappedRecord("executor", model, started, draft.usage);
-      const text = answerOf(textOfContent(draft.content)); // the answer: a reasoning block is not audited (CONTRACT §2 r2)
+      const text = answerOf(textOfContent(draft.content)); // the answer: a reasoning block is not audited (docs/configuration.md)
       // The call door's own rule for what is an answer: a draft cut off at its length limit is not audited as one.
       const why = draft.content.some((p) => p.type === "tool-call")
         ? "tool_calls"

@@ -7,7 +7,7 @@ import type { ModelRequest } from "../models/types.js";
 const NO_CONVERSATION: ModelRequest = { system: "", messages: [] };
 
 /**
- * The wrapped model's one revision (CONTRACT §3 r2): the app's own call — its prompt, settings and
+ * The wrapped model's one revision (docs/run.md): the app's own call — its prompt, settings and
  * response format (so `generateObject` revises to JSON) — followed by the draft and the gate's
  * revision message with the grounded concerns and never `suggested_fix`, exactly as the CLI builds
  * it. Tools are not offered: the revision rewrites a text answer.

@@ -1,7 +1,7 @@
 import { json, olderThanDays, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
-/** `dissent cache clear [--older-than DAYS]` (CONTRACT §3 r2): says how many replies it removed. */
+/** `dissent cache clear [--older-than DAYS]` (docs/run.md): says how many replies it removed. */
 export async function cacheClear(opts: Common & { olderThan?: string }, io: Io): Promise<number> {
   const days = opts.olderThan === undefined ? undefined : olderThanDays(opts.olderThan);
   return withDissent(opts, io, async (d) => {

@@ -65,7 +65,7 @@ export async function withDissent(
       ...(opts.verbose ? { onCall: (c: ObservedCall) => status.print(callLine(c)) } : {}),
       ...(o.readOnly ? { readOnly: true } : {}),
     });
-    io.redact = d.redact; // from here on every write to stdout and stderr is redacted (CONTRACT §6)
+    io.redact = d.redact; // from here on every write to stdout and stderr is redacted (docs/errors.md)
     return await fn(d, status);
   } catch (e) {
     status.clear();

@@ -13,7 +13,7 @@ import type { Io } from "./io.js";
 import { table } from "./table.js";
 import { addPart, engineInstalled, OPT_IN_PARTS } from "../opt-in.js";
 
-/** One configured route and what checking it found (CONTRACT §11: reachable, key, model present, JSON mode). */
+/** One configured route and what checking it found (docs/local-engine.md: reachable, key, model present, JSON mode). */
 export interface RouteCheck {
   route: string;
   which: "primary" | "secondary";
@@ -251,7 +251,7 @@ export function groupRows(rows: readonly RouteCheck[]): RowGroup[] {
 /** A group's routes as one cell: up to three by name, else the first and how many more. */
 const routesCell = (g: RowGroup): string => (g.routes.length <= 3 ? g.routes.join(", ") : `${g.routes[0]} and ${g.routes.length - 1} more`);
 
-/** `dissent doctor`: one row per configured route; exit 1 if any fails (CONTRACT §11). */
+/** `dissent doctor`: one row per configured route; exit 1 if any fails (docs/local-engine.md). */
 export async function doctorCommand(flags: Common, io: Io): Promise<number> {
   const config = loadConfig({ ...(flags.config ? { flag: flags.config } : {}), env: io.env, cwd: io.cwd });
   io.redact = redactor(config.secrets); // a key echoed in a server's error never reaches the terminal

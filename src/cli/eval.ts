@@ -123,7 +123,7 @@ export function comparisonTable(c: Comparison): string {
 function emit(report: EvalReport, opts: EvalOptions, htmlPath: string | undefined, io: Io, status: StatusLine): number {
   status.clear();
   if (htmlPath) {
-    // The page is a sink like stdout: every configured secret is redacted from it (CONTRACT §6).
+    // The page is a sink like stdout: every configured secret is redacted from it (docs/errors.md).
     const wrote = writeNoFollow(htmlPath, io.redact(renderHtml(report)), { overwrite: true }); // never through a planted link
     if (!wrote.ok) throw new UsageError(`--html ${opts.html ?? htmlPath} ${wrote.reason}`);
     status.print(`dissent: wrote the report to ${opts.html ?? htmlPath}`);
@@ -133,7 +133,7 @@ function emit(report: EvalReport, opts: EvalOptions, htmlPath: string | undefine
   return 0;
 }
 
-/** `dissent eval gate` (CONTRACT §9). */
+/** `dissent eval gate` (docs/eval.md). */
 export async function evalGate(opts: EvalOptions, io: Io): Promise<number> {
   return withDissent(opts, io, async (d, status) => {
     const limit = parseLimit(opts.limit);
@@ -149,7 +149,7 @@ export async function evalGate(opts: EvalOptions, io: Io): Promise<number> {
   });
 }
 
-/** `dissent eval pipeline` (CONTRACT §9). */
+/** `dissent eval pipeline` (docs/eval.md). */
 export async function evalPipeline(opts: EvalOptions, io: Io): Promise<number> {
   return withDissent(opts, io, async (d, status) => {
     const limit = parseLimit(opts.limit);

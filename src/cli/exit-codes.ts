@@ -1,6 +1,6 @@
 import { DissentError, Interrupted } from "../errors.js";
 
-/** CONTRACT §6: 0 done · 1 a run failed · 2 usage or configuration · 130 SIGINT · 143 SIGTERM. One table, by error name. */
+/** docs/errors.md: 0 done · 1 a run failed · 2 usage or configuration · 130 SIGINT · 143 SIGTERM. One table, by error name. */
 const CODES: Record<string, number> = {
   UsageError: 2,
   ConfigError: 2,

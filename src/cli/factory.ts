@@ -15,7 +15,7 @@ import { exitCodeOf } from "./exit-codes.js";
 import { fail, safe, type Io } from "./io.js";
 
 /**
- * `dissent factory [--once] [--concurrency N] [--json]` (CONTRACT §7): the wiring, then the loop of
+ * `dissent factory [--once] [--concurrency N] [--json]` (docs/factory.md): the wiring, then the loop of
  * src/factory. Exit: 0 (`--once`: every round planned), 1 (`--once`: a round failed; or an auth
  * error, or a store it cannot use), 2 (configuration), 130/143 (SIGINT/SIGTERM, after the running
  * rounds cleared their labels and saved their state).
@@ -43,7 +43,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
       onWarning: warn,
       ...(verbose ? { onCall: (c: ObservedCall) => status.print(callLine(c)) } : {}),
     });
-    io.redact = d.redact; // every write to stdout and stderr is redacted from here on (CONTRACT §6)
+    io.redact = d.redact; // every write to stdout and stderr is redacted from here on (docs/errors.md)
     const settings = factorySettings(d.config, opts, io.env);
     // A missing key or price is a configuration error now, not at the first issue.
     requireKeys(d.config, io.env, PIPELINE_ROLES);

@@ -70,7 +70,7 @@ function providerLines(found: Found): string[] {
   }
 }
 
-/** The commented dissent.config.yaml for what was found (CONTRACT §2, §11). */
+/** The commented dissent.config.yaml for what was found (docs/configuration.md, §11). */
 export function renderInitConfig(found: Found): string {
   const { routes } = defaultsFor(found);
   const width = Math.max(...Object.keys(routes).map((r) => r.length)) + 1;
@@ -112,7 +112,7 @@ export function renderInitConfig(found: Found): string {
   ].join("\n");
 }
 
-/** `dissent init [--force]`: writes a commented dissent.config.yaml for what it finds (CONTRACT §11). */
+/** `dissent init [--force]`: writes a commented dissent.config.yaml for what it finds (docs/local-engine.md). */
 export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
   const path = resolve(io.cwd, flags.config ?? "dissent.config.yaml");
   const rel = relative(io.cwd, path);

@@ -16,7 +16,7 @@ export interface Io {
   cwd: string;
   /** Aborted on Ctrl-C / SIGTERM, with an Interrupted reason naming the signal. */
   signal: AbortSignal;
-  /** Every write passes through this (CONTRACT §6: secrets never reach stdout or stderr). */
+  /** Every write passes through this (docs/errors.md: secrets never reach stdout or stderr). */
   redact: (text: string) => string;
 }
 
@@ -24,7 +24,7 @@ export interface Io {
 const CONTROL = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
 export const safe = (text: string) => text.replace(CONTROL, "");
 
-/** Reports an error as one line (CONTRACT §6) and returns its exit code; the stack only with --verbose. */
+/** Reports an error as one line (docs/errors.md) and returns its exit code; the stack only with --verbose. */
 export function fail(thrown: unknown, io: Io, verbose: boolean): number {
   const e = missingOptional(thrown) ?? thrown;
   const line = safe(io.redact(messageOf(e)).split("\n")[0] ?? "");

@@ -155,7 +155,7 @@ export async function run(argv: string[], io: Io): Promise<number> {
     if (e instanceof CommanderError) {
       if (e.code === "commander.helpDisplayed" || e.code === "commander.version" || e.code === "commander.help") return 0;
       if (e.code === "commander.executeSubCommandAsync") return e.exitCode;
-      // One line (CONTRACT §6): commander's "(Did you mean …?)" joins the message instead of following it.
+      // One line (docs/errors.md): commander's "(Did you mean …?)" joins the message instead of following it.
       const line = e.message
         .replace(/^error: /, "")
         .replace(/\s*\n\s*/g, " ")

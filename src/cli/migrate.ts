@@ -6,7 +6,7 @@ import { json, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
 
 /**
- * `dissent migrate --from-sqlite HOME` (CONTRACT §7): copies the embedded store under HOME — reply
+ * `dissent migrate --from-sqlite HOME` (docs/factory.md): copies the embedded store under HOME — reply
  * cache, events in their order (with their `seq`), plans, artifacts, local issues (with their ids),
  * adversarial states and wiki entries — into the PostgreSQL store the config names, in one
  * transaction. The target must hold no issues, events, plans, artifacts, states or wiki entries;

@@ -11,7 +11,7 @@ export interface RunFlags extends Common {
   replay?: boolean;
 }
 
-/** `dissent run` (CONTRACT §3). */
+/** `dissent run` (docs/run.md). */
 export async function runCommand(promptArg: string | undefined, flags: RunFlags, io: Io): Promise<number> {
   if (!flags.cache && flags.replay) throw new UsageError("--no-cache and --replay cannot be used together");
   if (promptArg !== undefined && Buffer.byteLength(promptArg) > LIMITS.promptBytes)

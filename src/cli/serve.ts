@@ -6,7 +6,7 @@ import { json, withDissent, type Common } from "./common.js";
 import { exitCodeOf } from "./exit-codes.js";
 import type { Io } from "./io.js";
 
-/** `dissent serve [--port 5555] [--host 127.0.0.1]`: the live dashboard and its JSON API (CONTRACT §8). */
+/** `dissent serve [--port 5555] [--host 127.0.0.1]`: the live dashboard and its JSON API (docs/serve.md). */
 export async function serveCommand(opts: Common & { port: string; host: string }, io: Io): Promise<number> {
   if (!/^\d{1,5}$/.test(opts.port) || Number(opts.port) > 65_535)
     throw new UsageError(`--port must be a port number (0 to 65535; 0 picks a free one), not '${opts.port}'`);
@@ -34,7 +34,7 @@ export async function serveCommand(opts: Common & { port: string; host: string }
       });
       if (opts.json) json(io, { url: server.url, host, port: server.port, token_required: token !== undefined });
       else io.stdout(`dissent serve: ${server.url}${token !== undefined ? " (every request needs Authorization: Bearer $DISSENT_SERVE_TOKEN)" : ""}\n`);
-      // Serve until Ctrl-C or SIGTERM: then close every stream and exit 130 / 143 (CONTRACT §6).
+      // Serve until Ctrl-C or SIGTERM: then close every stream and exit 130 / 143 (docs/errors.md).
       await new Promise<void>((resolve) => (io.signal.aborted ? resolve() : io.signal.addEventListener("abort", () => resolve(), { once: true })));
       await server.close();
       return exitCodeOf(io.signal.reason);

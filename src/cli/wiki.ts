@@ -71,7 +71,7 @@ export async function wikiPrune(opts: Common & { olderThan: string }, io: Io): P
   });
 }
 
-/** `dissent wiki export DIR`: writes every entry as the markdown file of CONTRACT §4. */
+/** `dissent wiki export DIR`: writes every entry as the markdown file of docs/issue.md. */
 export async function wikiExport(dir: string, opts: Common, io: Io): Promise<number> {
   return withDissent(
     opts,

@@ -2,7 +2,7 @@ import { Worker } from "node:worker_threads";
 import type { ConfigFile, ProviderConfig, RouteConfig } from "../contracts/config.js";
 
 /**
- * What dissent uses with no config file at all (CONTRACT §11): Ollama when it answers on
+ * What dissent uses with no config file at all (docs/local-engine.md): Ollama when it answers on
  * 127.0.0.1:11434, else a provider whose API key is set (OpenAI, then Anthropic), else the embedded
  * engine with a default pair of small models of two families. The same detection writes `dissent init`'s
  * file. The choices are ADR-016's.
@@ -199,7 +199,7 @@ export function probeOllamaSync(url: string, timeoutMs = OLLAMA_PROBE_MS): Ollam
   return parseTags(Buffer.from(new Uint8Array(shared, 8, n)).toString("utf8"));
 }
 
-/** The detection order of CONTRACT §11, given what the Ollama probe saw. */
+/** The detection order of docs/local-engine.md, given what the Ollama probe saw. */
 export function detect(env: Record<string, string | undefined>, ollama: OllamaModel[] | undefined): Found {
   if (ollama) return { kind: "ollama", url: ollamaUrl(env), models: ollama };
   if (env.OPENAI_API_KEY) return { kind: "openai", keyEnv: "OPENAI_API_KEY" };
@@ -212,7 +212,7 @@ export function defaultsFor(found: Found): { providers: Record<string, ProviderC
   switch (found.kind) {
     case "ollama": {
       const { executor, challenger } = pickOllamaModels(found.models);
-      // One local GPU: one request at a time serves best (CONTRACT §2).
+      // One local GPU: one request at a time serves best (docs/configuration.md).
       return {
         providers: { ollama: { type: "openai-compatible", base_url: `${found.url}/v1`, max_concurrency: 1 } },
         routes: pairRoutes(`ollama:${executor}`, `ollama:${challenger}`),
@@ -238,7 +238,7 @@ export function defaultsFor(found: Found): { providers: Record<string, ProviderC
   }
 }
 
-/** The config file the no-config default amounts to (CONTRACT §11), probing Ollama synchronously. */
+/** The config file the no-config default amounts to (docs/local-engine.md), probing Ollama synchronously. */
 export function defaultConfigFile(env: Record<string, string | undefined>): ConfigFile {
   return defaultsFor(detect(env, probeOllamaSync(ollamaUrl(env))));
 }

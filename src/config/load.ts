@@ -74,7 +74,7 @@ export function readCapped(path: string, limit: number, what: string): string {
 }
 
 /**
- * CONTRACT §2 r2: a policy or constraint with no whitespace that starts with `./`, `../`, `/` or
+ * docs/configuration.md: a policy or constraint with no whitespace that starts with `./`, `../`, `/` or
  * `~/`, or ends in `.md` or `.txt`, is a file path; anything else is the text itself.
  */
 export function isPathLike(entry: string): boolean {
@@ -160,7 +160,7 @@ function safeDecode(value: string): string {
   }
 }
 
-/** Every secret a config names, read from the environment at load (CONTRACT §2 r2): redaction never waits for a call. */
+/** Every secret a config names, read from the environment at load (docs/configuration.md): redaction never waits for a call. */
 function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string | undefined>): string[] {
   const out: string[] = [];
   for (const [name, p] of Object.entries(config.providers)) {
@@ -199,10 +199,10 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
   return out.filter((s) => s.length >= 4);
 }
 
-/** Loads the configuration every command works from (CONTRACT §2). */
+/** Loads the configuration every command works from (docs/configuration.md). */
 export function loadConfig(opts: LoadOptions): Config {
   const path = findConfig(opts);
-  // No config at all: Ollama, else an API key, else the embedded engine (CONTRACT §11; config/defaults.ts).
+  // No config at all: Ollama, else an API key, else the embedded engine (docs/local-engine.md; config/defaults.ts).
   if (!path) return buildConfig(defaultConfigFile(opts.env), { source: "defaults", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
   const source = display(path, opts.cwd);
   let text: string;

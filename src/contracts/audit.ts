@@ -22,7 +22,7 @@ export const Verdict = lenientEnum(["pass", "needs_work"]);
 export type Verdict = "pass" | "needs_work";
 
 /**
- * One concern raised by the challenger about the draft. `evidence` comes first (CONTRACT §3 r2):
+ * One concern raised by the challenger about the draft. `evidence` comes first (docs/run.md):
  * models write fields in schema order, so the quote is written before the judgement.
  */
 export const AuditConcern = z.object({
@@ -36,7 +36,7 @@ export type AuditConcern = z.infer<typeof AuditConcern>;
 
 /**
  * The challenger's structured reply (ADR-008 §2.1). `concerns` precedes `verdict`, so a model
- * quotes and reasons before it decides (CONTRACT §3 r2).
+ * quotes and reasons before it decides (docs/run.md).
  */
 export const AuditReply = z.object({
   concerns: z.preprocess((v) => v ?? [], z.array(AuditConcern)),
@@ -63,7 +63,7 @@ export const AuditInput = z.object({
 });
 export type AuditInput = z.infer<typeof AuditInput>;
 
-/** One model call as reported in `run.calls` (CONTRACT §3); `error` on a call that failed. */
+/** One model call as reported in `run.calls` (docs/run.md); `error` on a call that failed. */
 export const CallRecord = z.object({
   role: z.string(),
   provider: z.string(),
@@ -76,13 +76,13 @@ export const CallRecord = z.object({
   queue_ms: z.number().optional(),
   input_tokens: z.number(),
   output_tokens: z.number(),
-  /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (CONTRACT §8). */
+  /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (docs/serve.md). */
   cost_usd: z.number().nullable().optional(),
   error: z.string().optional(),
 });
 export type CallRecord = z.infer<typeof CallRecord>;
 
-/** A grounded concern as `--json` shows it (CONTRACT §3 r2): no `suggested_fix`. */
+/** A grounded concern as `--json` shows it (docs/run.md): no `suggested_fix`. */
 export const ShownConcern = z.object({
   category: z.string(),
   severity: z.string(),

@@ -45,7 +45,7 @@ export const Concern = z.object({
   stage: z.string(),
   raised_by: z.string(),
   severity: Severity,
-  /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). CONTRACT §4 r2. */
+  /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). docs/issue.md. */
   raised_severity: Severity.optional(),
   /** Why the severity changed, when `raised_severity` is set (docs/issue.md). */
   severity_change: z.enum(SEVERITY_CHANGES).optional(),
@@ -74,7 +74,7 @@ export type ResolutionKind = (typeof RESOLUTION_KINDS)[number];
 /**
  * A record that a pending concern was answered, by whom and how. `settled: false` is a producer's
  * claim on a CRITICAL, HIGH or human_required concern: the concern stays pending until the plan
- * reviewer confirms it or a person resolves it (CONTRACT §4 r2).
+ * reviewer confirms it or a person resolves it (docs/issue.md).
  */
 export const ConcernResolution = z.object({
   concern_id: z.string(),
@@ -106,7 +106,7 @@ const humanFlag = z.preprocess(
 
 /**
  * One finding of a critic, the spec judge or the plan reviewer. `evidence` comes first: a
- * CRITICAL or HIGH finding must quote the artifact under review (CONTRACT §4 r2).
+ * CRITICAL or HIGH finding must quote the artifact under review (docs/issue.md).
  */
 export const Finding = z.object({
   evidence: optionalText,
@@ -129,7 +129,7 @@ export type FindingsReply = z.infer<typeof FindingsReply>;
 
 /**
  * Reads a findings reply leniently: a finding or addressed item that does not fit is dropped and
- * counted; a bare JSON array is read as the findings (CONTRACT §2 r2).
+ * counted; a bare JSON array is read as the findings (docs/configuration.md).
  */
 export function readFindingsReply(value: unknown): Read<FindingsReply> {
   if (Array.isArray(value)) {
@@ -204,7 +204,7 @@ export type StageOutcome = z.infer<typeof StageOutcome>;
 export const StagePhase = z.enum(["discover", "shape", "plan", "spec"]);
 export type StagePhase = z.infer<typeof StagePhase>;
 
-/** One finished stage as `issue plan --json` reports it (CONTRACT §4, r2 fields included). */
+/** One finished stage as `issue plan --json` reports it (docs/issue.md, r2 fields included). */
 export const StageRun = z.object({
   stage: z.string(),
   phase: StagePhase,

@@ -2,11 +2,11 @@ import { z } from "zod";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 
-/** Per-token prices in USD per million tokens (CONTRACT §8); local models: 0. */
+/** Per-token prices in USD per million tokens (docs/serve.md); local models: 0. */
 export const Prices = z.object({ input_per_mtok: z.number().min(0).max(1e6), output_per_mtok: z.number().min(0).max(1e6) }).strict();
 export type Prices = z.infer<typeof Prices>;
 
-/** What every provider type may set (CONTRACT §2 r2). */
+/** What every provider type may set (docs/configuration.md). */
 const common = {
   /** Environment variable holding the API key; the key itself is never written in config. */
   api_key_env: envName.optional(),
@@ -64,7 +64,7 @@ export const TrackerConfig = z.discriminatedUnion("type", [
 ]);
 export type TrackerConfig = z.infer<typeof TrackerConfig>;
 
-/** Where state lives (CONTRACT §7): the embedded SQLite file under the home, or one PostgreSQL database. */
+/** Where state lives (docs/factory.md): the embedded SQLite file under the home, or one PostgreSQL database. */
 export const StoreConfig = z.discriminatedUnion("type", [
   z.object({ type: z.literal("sqlite") }).strict(),
   z.object({ type: z.literal("postgres"), url_env: envName.default("DISSENT_DATABASE_URL") }).strict(),

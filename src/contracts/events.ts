@@ -100,7 +100,7 @@ export const ConcernBlocked = z.object({
   concern: Concern,
 });
 
-/** A factory worker could not plan an issue this time (CONTRACT §7); it is retried on a later poll with backoff. */
+/** A factory worker could not plan an issue this time (docs/factory.md); it is retried on a later poll with backoff. */
 export const IssuePlanFailed = z.object({
   type: z.literal("IssuePlanFailed"),
   ...base,
@@ -126,7 +126,7 @@ export const LabelChanged = z.object({
   labels: z.array(z.string()),
 });
 
-/** Every event dissent records, one discriminated union (CONTRACT §4). */
+/** Every event dissent records, one discriminated union (docs/issue.md). */
 export const DissentEvent = z.discriminatedUnion("type", [
   AdversarialStageStarted,
   AdversarialStageCompleted,

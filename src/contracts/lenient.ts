@@ -3,7 +3,7 @@ import { z } from "zod";
 const enumKey = (s: string) => s.toLowerCase().replace(/[\s_-]+/g, "");
 
 /**
- * An enum matched leniently (CONTRACT §2 r2): case, spaces, hyphens and underscores are
+ * An enum matched leniently (docs/configuration.md): case, spaces, hyphens and underscores are
  * ignored, so "Needs Work" is `needs_work` and "high" is `HIGH`. The JSON Schema it yields
  * lists the canonical values.
  */
@@ -29,7 +29,7 @@ export function issueLine(error: z.ZodError): string {
 }
 
 /**
- * Reads a list leniently (CONTRACT §2 r2): one invalid item is dropped and counted, never the
+ * Reads a list leniently (docs/configuration.md): one invalid item is dropped and counted, never the
  * whole reply. A value that is not a list at all is a wrong top-level shape.
  */
 export function readList<S extends z.ZodType>(value: unknown, item: S): { items: z.output<S>[]; invalid: number; dropped: unknown[] } | undefined {

@@ -20,7 +20,7 @@ export interface CountComparison {
   diff: number | null;
 }
 
-/** `dissent eval compare A.json B.json` (CONTRACT §9). */
+/** `dissent eval compare A.json B.json` (docs/eval.md). */
 export interface Comparison {
   kind: EvalReport["kind"];
   a: { file: string; models: Record<string, string>; set: string };

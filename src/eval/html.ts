@@ -8,7 +8,7 @@ import type { EvalReport, GateReport, PipelineReport } from "./report.js";
 import type { Estimate } from "./stats.js";
 
 /**
- * The `--html` report: one self-contained page (CONTRACT §9) — the numbers as static tables, and
+ * The `--html` report: one self-contained page (docs/eval.md) — the numbers as static tables, and
  * the charts drawn by Chart.js, inlined from the copy vendored into the package at build time. No
  * request leaves the page: its Content-Security-Policy forbids every fetch.
  */

@@ -78,7 +78,7 @@ export async function judge(calls: CallContext, kind: JudgedDocument, document: 
 /** Every role that votes on an issue's artifacts: the stages' critics and the plan reviewer. */
 export const COUNCIL_ROLES: readonly string[] = [...new Set([...STAGES.flatMap((s) => s.critics), "plan_reviewer"])];
 
-/** A one-line warning when the judge resolves to the same model as a critic (CONTRACT §9): a model grading its own council is weak evidence. */
+/** A one-line warning when the judge resolves to the same model as a critic (docs/eval.md): a model grading its own council is weak evidence. */
 export function judgeSameModelWarning(config: Config): string | undefined {
   const of = (role: string) => {
     const s = routeSpecs(config, role)[0];

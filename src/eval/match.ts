@@ -5,7 +5,7 @@ import { categoryMatches } from "./categories.js";
 /**
  * When a concern finds a planted defect (ADR-015 §1): its grounded evidence points at the same
  * place in the draft — after normalisation (src/adversarial/grounding.ts) one excerpt contains the
- * other, or they share at least 12 characters, the corroboration rule of CONTRACT §4 — and its
+ * other, or they share at least 12 characters, the corroboration rule of docs/issue.md — and its
  * category matches by the table in categories.ts. An excerpt with no place (a missing_verification
  * with empty evidence, on either side) has no location, and a defect marked `anywhere` is the whole
  * draft (a count, a length, a missing check): within its item the category decides (docs/eval.md).

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CallRecord, DriftToken } from "../contracts/audit.js";
 
 /**
- * The `--json` reports of `dissent eval` (CONTRACT §9; keys are stable, ADR-015 §8). A report
+ * The `--json` reports of `dissent eval` (docs/eval.md; keys are stable, ADR-015 §8). A report
  * carries its per-item outcomes, so `eval compare` can pair two runs item by item and every
  * metric can be recomputed from it.
  */
@@ -130,7 +130,7 @@ export const ConfusionJson = z.object({
   needs_work: z.object({ pass: z.number().int(), needs_work: z.number().int(), failed: z.number().int() }),
 });
 
-/** The gate's metrics (CONTRACT §9), every rate with its interval. */
+/** The gate's metrics (docs/eval.md), every rate with its interval. */
 export const GateMetrics = z.object({
   items: z.number().int(),
   defects: z.number().int(),
@@ -215,7 +215,7 @@ export const PipelineItemOutcome = z.object({
 });
 export type PipelineItemOutcome = z.infer<typeof PipelineItemOutcome>;
 
-/** The pipeline's metrics (CONTRACT §9). */
+/** The pipeline's metrics (docs/eval.md). */
 export const PipelineMetrics = z.object({
   issues: z.number().int(),
   clean_issues: z.number().int(),

@@ -47,7 +47,7 @@ export async function modelCost(router: Router, routedAs: string, record: CallRe
   return target.cost(record.input_tokens, record.output_tokens);
 }
 
-/** The revision of a draft the challenger found wanting (CONTRACT §3): the executor's route, once, with the grounded concerns. */
+/** The revision of a draft the challenger found wanting (docs/run.md): the executor's route, once, with the grounded concerns. */
 async function revise(call: GateCall, item: GateItem, concerns: readonly AuditConcern[]): Promise<{ step: RevisionStep; records: CallRecord[] }> {
   const exec = executorRequest(item.prompt, item.constraints ?? [], item.policies ?? []);
   try {
@@ -88,7 +88,7 @@ export async function evalGateItem(item: GateItem, calls: CallContext): Promise<
 /**
  * `dissent eval gate` as a library function: every item through the gate's own challenger step
  * (`challengeWith`) and revision request, over the given call door (its cache makes a rerun free),
- * then the metrics of CONTRACT §9. The executor never writes a draft: the set gives it.
+ * then the metrics of docs/eval.md. The executor never writes a draft: the set gives it.
  */
 export async function runGateEval(set: LoadedSet<GateItem>, deps: GateEvalDeps): Promise<GateReport> {
   const spec = deps.bootstrap ?? DEFAULT_BOOTSTRAP;

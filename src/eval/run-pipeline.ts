@@ -204,7 +204,7 @@ export async function evalPipelineItem(item: PipelineItem, deps: PipelineEvalDep
 /**
  * `dissent eval pipeline` as a library function: plans each issue of the set in its own fresh store
  * (the reply cache is the caller's, so a rerun is free), judges the gold checklists by the
- * `eval.judge` route, and computes the metrics of CONTRACT §9.
+ * `eval.judge` route, and computes the metrics of docs/eval.md.
  */
 export async function runPipelineEval(set: LoadedSet<PipelineItem>, deps: PipelineEvalDeps): Promise<PipelineReport> {
   const spec = deps.bootstrap ?? DEFAULT_BOOTSTRAP;

@@ -3,7 +3,7 @@ import { AuditCategory, AuditSeverity, Verdict } from "../contracts/audit.js";
 import { lenientEnum } from "../contracts/lenient.js";
 
 /**
- * The formats of `dissent eval` sets (CONTRACT §9): a JSON or YAML list of items. Strict objects,
+ * The formats of `dissent eval` sets (docs/eval.md): a JSON or YAML list of items. Strict objects,
  * so a misspelt key ("must_not_contian") is an error naming the item, never a silently empty check.
  */
 

@@ -2,7 +2,7 @@
 export const MAX_BACKOFF_MS = 3_600_000;
 
 /**
- * When a failed attempt is tried again (CONTRACT §7: "retried on a later poll with backoff"):
+ * When a failed attempt is tried again (docs/factory.md: "retried on a later poll with backoff"):
  * one poll interval after the first failure, doubling with each further one, at most an hour, and
  * never sooner than the provider asked (Retry-After).
  */

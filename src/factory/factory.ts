@@ -10,7 +10,7 @@ import { runJob, type JobOutcome, type Planner } from "./run-job.js";
 import type { FactorySettings } from "./settings.js";
 import { verdictOf } from "./verdict.js";
 
-/** How long a stopping factory waits for its running rounds to clear their labels and save their state (CONTRACT §7: out within 10 s). */
+/** How long a stopping factory waits for its running rounds to clear their labels and save their state (docs/factory.md: out within 10 s). */
 export const SHUTDOWN_GRACE_MS = 7_000;
 
 /** What the factory loop needs: the wiring, the queue, where its lines go, and when to stop. */
@@ -44,7 +44,7 @@ export interface FactoryResult {
 }
 
 /**
- * `dissent factory` (CONTRACT §7): polls the tracker every `poll_interval_s`, queues every issue
+ * `dissent factory` (docs/factory.md): polls the tracker every `poll_interval_s`, queues every issue
  * with something to plan, and runs at most `concurrency` rounds at once (p-limit; each provider's
  * `max_concurrency` holds across them in the router). A failed round is recorded and retried later;
  * an auth or configuration error stops the factory; SIGINT/SIGTERM interrupts the running rounds

@@ -1,7 +1,7 @@
 import type { StageRecord } from "../contracts/concern.js";
 
 /**
- * What the factory reports on stdout (CONTRACT §7): one line per issue when it starts, per
+ * What the factory reports on stdout (docs/factory.md): one line per issue when it starts, per
  * finished stage, and when it ends — as text, or one JSON object per line with `--json`.
  */
 export type FactoryLine =

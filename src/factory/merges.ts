@@ -17,7 +17,7 @@ export interface MergeDeps {
 }
 
 /**
- * ADR-0064's post-merge handler, run by every poll (CONTRACT §7): an issue closed by a merged pull
+ * ADR-0064's post-merge handler, run by every poll (docs/factory.md): an issue closed by a merged pull
  * request while labelled ready, hitl or plan gets `issue merged` with that PR's number. Under the
  * issue's lease, so two workers never record one merge twice; a merge that fails is a warning and
  * is tried again on the next poll (an auth or configuration error stops the factory).

@@ -6,7 +6,7 @@ import type { PostgresStore, Query } from "../store/postgres.js";
 import type { WorkQueue } from "./queue.js";
 import { roundKey, type Round } from "./rounds.js";
 
-/** pg-boss keeps its tables in a schema of its own, in the store's database (CONTRACT §7: one service). */
+/** pg-boss keeps its tables in a schema of its own, in the store's database (docs/factory.md: one service). */
 export const BOSS_SCHEMA = "dissent_jobs";
 /** The queue of planning rounds. */
 export const PLAN_QUEUE = "dissent-plan";

@@ -28,7 +28,7 @@ export interface PollDeps {
 }
 
 /**
- * One poll of the tracker (CONTRACT §7): every open issue with something to plan (labelled
+ * One poll of the tracker (docs/factory.md): every open issue with something to plan (labelled
  * `dissent-find`, or a cycle left unfinished) whose backoff has passed is queued, at most once.
  */
 export async function poll(deps: PollDeps): Promise<PollResult> {

@@ -12,7 +12,7 @@ export interface Job extends Round {
   abandon(): Promise<void>;
 }
 
-/** The factory's work queue: in-process on SQLite, pg-boss on PostgreSQL (CONTRACT §7). */
+/** The factory's work queue: in-process on SQLite, pg-boss on PostgreSQL (docs/factory.md). */
 export interface WorkQueue {
   readonly kind: "in-process" | "pg-boss";
   /** Queues each round unless one for its issue and cycle is queued or running already; returns those queued now. */

@@ -1,7 +1,7 @@
 import type { EventOf } from "../contracts/events.js";
 import type { PlanRow } from "../store/port.js";
 
-/** An issue's planning round as the factory queues it: one job per issue and cycle (CONTRACT §7). */
+/** An issue's planning round as the factory queues it: one job per issue and cycle (docs/factory.md). */
 export interface Round {
   issueId: string;
   /** The planning cycle this round runs: the one under way, or the next. */

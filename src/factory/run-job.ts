@@ -49,7 +49,7 @@ export function workerHolder(settings: Pick<FactorySettings, "host">): LeaseHold
 }
 
 /**
- * Runs one round: takes the issue's lease (CONTRACT §4: one planner at a time), checks under it
+ * Runs one round: takes the issue's lease (docs/issue.md: one planner at a time), checks under it
  * that the round is still due (a poll can be out of date), plans the issue as `issue plan` would,
  * and ends the job with its outcome: a failure is an IssuePlanFailed event committed with the job,
  * retried on a later poll with backoff; a lease another worker holds queues the round again for

@@ -4,7 +4,7 @@ import { ConfigError, UsageError } from "../errors.js";
 import { LEASE_RENEW_MS, LEASE_TTL_MS } from "../pipeline/lease.js";
 import type { Limits } from "./rounds.js";
 
-/** How one `dissent factory` process runs (CONTRACT §7). */
+/** How one `dissent factory` process runs (docs/factory.md). */
 export interface FactorySettings {
   /** How often the tracker is polled (`factory.poll_interval_s`). */
   pollIntervalMs: number;
@@ -14,7 +14,7 @@ export interface FactorySettings {
   maxAttempts: number;
   /** One poll, plan what it found, exit. */
   once: boolean;
-  /** The planning lease's time to live and renewal period (CONTRACT §4: 60 s and 10 s). */
+  /** The planning lease's time to live and renewal period (docs/issue.md: 60 s and 10 s). */
   leaseTtlMs: number;
   leaseRenewMs: number;
   /** How this worker names its host in leases ("host, pid" in messages); default the machine's name. */
@@ -81,7 +81,7 @@ export function factorySettings(config: Config, flags: { once?: boolean; concurr
  * the dead worker's job returns to the queue when its connection drops (at once after `kill -9`;
  * within the lease's time to live when a whole machine is lost, by the job connection's idle
  * timeout); the next worker to fetch it finds the lease still held, and queues the round again for
- * when that lease has expired. CONTRACT §7 asks for 90 s.
+ * when that lease has expired. docs/factory.md asks for 90 s.
  */
 export function worstTakeoverMs(s: Pick<FactorySettings, "leaseTtlMs" | "queuePollMs">): number {
   return s.leaseTtlMs + FOLLOW_UP_MARGIN_MS + 2 * s.queuePollMs;

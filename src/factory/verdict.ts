@@ -1,7 +1,7 @@
 import { BudgetExceeded, ConfigError, Interrupted, LeaseHeld, ProviderAuthError, StoreError, TrackerAuthError } from "../errors.js";
 
 /**
- * What a failure means for the factory (CONTRACT §7): an auth or configuration error, or a store it
+ * What a failure means for the factory (docs/factory.md): an auth or configuration error, or a store it
  * cannot use, stops it; an interruption is the shutdown; another worker's lease means "not now"; an
  * issue past a ceiling of its life (calls, dollars, cycles: docs/issue.md) is not retried until the
  * setting is raised; anything else (a provider down, a tracker hiccup) is this issue's failure,

@@ -38,7 +38,7 @@ export interface GateInput {
 export interface GateResult {
   final_output: string;
   audit_meta: AuditMeta;
-  /** The grounded concerns (category, severity, evidence, concern), for `--json` (CONTRACT §3 r2). */
+  /** The grounded concerns (category, severity, evidence, concern), for `--json` (docs/run.md). */
   concerns: ShownConcern[];
   calls: CallRecord[];
 }
@@ -66,7 +66,7 @@ export function executorRequest(prompt: string, constraints: readonly string[], 
 }
 
 /**
- * The revision request (CONTRACT §3 r2): the executor's own conversation, then the grounded
+ * The revision request (docs/run.md): the executor's own conversation, then the grounded
  * concerns as data — category, severity, evidence, concern; never `suggested_fix`, which can carry
  * the challenger's own facts (ADR-008 §5). The critique follows the conversation, so the request
  * prefix (and a provider's prompt cache) is unchanged.
@@ -96,7 +96,7 @@ export const shown = (c: { category: string; severity: string; evidence: string;
   concern: c.concern,
 });
 
-/** audit_meta from a challenge result (CONTRACT §3). */
+/** audit_meta from a challenge result (docs/run.md). */
 export function metaOf(result: ChallengeResult | undefined, audit: boolean): AuditMeta {
   const meta: AuditMeta = {
     audit_used: audit,

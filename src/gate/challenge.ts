@@ -19,7 +19,7 @@ export interface ChallengeInput {
 }
 
 /**
- * The challenger step on its own (CONTRACT §10): the grounded, ungrounded and invalid concerns
+ * The challenger step on its own (docs/library.md): the grounded, ungrounded and invalid concerns
  * themselves, the verdict (`needs_work` with nothing grounded is `pass`; null when the challenger
  * failed), and the call record.
  */
@@ -79,7 +79,7 @@ export async function challengeWith(call: GateCall, input: ChallengeInput): Prom
   let reply: ModelReply<z.infer<typeof AuditReply>>;
   try {
     reply = await call({ role: "challenger" }, challengeRequest(input), (answer) =>
-      // A verdict quoted from the prompt or the draft is never the challenger's (CONTRACT §2 r2).
+      // A verdict quoted from the prompt or the draft is never the challenger's (docs/configuration.md).
       parseStructured(answer, readAuditReply, { quotedFrom: [input.draft, input.prompt] }),
     );
   } catch (e) {

@@ -76,7 +76,7 @@ export interface ChallengeOptions extends ChallengeInput, LibraryCallOptions {
 }
 
 /**
- * The gate's challenger step on a given draft (CONTRACT §10): the executor is not called. The
+ * The gate's challenger step on a given draft (docs/library.md): the executor is not called. The
  * grounded, ungrounded and invalid concerns come back themselves, with the verdict and the call.
  */
 export function challenge(opts: ChallengeOptions): Promise<ChallengeResult> {

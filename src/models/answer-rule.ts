@@ -14,7 +14,7 @@ export interface ReplyEnd {
 }
 
 /**
- * The one rule for what is an answer (CONTRACT §2 r2), applied by the call door (`run`, the
+ * The one rule for what is an answer (docs/configuration.md), applied by the call door (`run`, the
  * pipeline, `runAudit`) and by `auditMiddleware` alike: a reply cut off at its length limit, or a
  * stream that stopped unfinished, is `truncated`; a reply with nothing but reasoning is `empty_reply`.
  */

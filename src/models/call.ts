@@ -26,7 +26,7 @@ export interface CallMeta {
 export interface ModelReply<T = unknown> {
   /** The reply as received (secrets redacted). */
   text: string;
-  /** The answer: the reply with reasoning (`<think>` …) removed (CONTRACT §2 r2). */
+  /** The answer: the reply with reasoning (`<think>` …) removed (docs/configuration.md). */
   answer: string;
   record: CallRecord;
   requestHash: string;
@@ -218,7 +218,7 @@ async function attemptOnce(
   }
 }
 
-/** Is this reply an answer at all? A reply cut off or empty is a failed call (CONTRACT §2 r2). */
+/** Is this reply an answer at all? A reply cut off or empty is a failed call (docs/configuration.md). */
 function unusable(reply: Received, target: ModelTarget): Classified | undefined {
   const what = `provider '${target.provider}' (${target.model})`;
   const why = notAnAnswer({ text: reply.text, finishReason: reply.finish_reason, rawFinishReason: reply.raw_finish_reason });

@@ -4,7 +4,7 @@ import { jsonRegions, opensJson, proseResumes, type Region } from "./json-region
 import { isObject, type Read } from "../contracts/lenient.js";
 
 /**
- * Tolerant reading of model replies (CONTRACT §2). Every function here is linear in the reply's
+ * Tolerant reading of model replies (docs/configuration.md). Every function here is linear in the reply's
  * length (or bounded by a small multiple of it): a hostile reply of 10 MB of `{` costs one scan,
  * never a quadratic search, so a run always answers a signal.
  */
@@ -12,7 +12,7 @@ import { isObject, type Read } from "../contracts/lenient.js";
 const TAG = /<(\/?)(think|thinking|reasoning)>/gi;
 
 /**
- * Reasoning is never an answer (CONTRACT §2 r2): `<think>…</think>` blocks are removed, and so is
+ * Reasoning is never an answer (docs/configuration.md): `<think>…</think>` blocks are removed, and so is
  * everything before a lone `</think>` and everything after an unclosed `<think>`.
  */
 export function stripThink(text: string): string {
@@ -346,7 +346,7 @@ export function quotedValues(texts: readonly string[]): Set<string> {
 }
 
 /**
- * Tolerant structured-reply parsing (CONTRACT §2): reasoning removed, every JSON value found, and
+ * Tolerant structured-reply parsing (docs/configuration.md): reasoning removed, every JSON value found, and
  * the last one the reader accepts is the reply — except a value equal (as parsed JSON) to one in
  * the text under review, which is a quote and never the reply (r2).
  */

@@ -23,7 +23,7 @@ function isLocal(url: string): boolean {
   }
 }
 
-/** The USD price of a call's tokens, or null when the model's price is unknown (CONTRACT §8: never 0 for unknown). */
+/** The USD price of a call's tokens, or null when the model's price is unknown (docs/serve.md: never 0 for unknown). */
 export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens: number): Promise<number | null> {
   if (spec.override) return (inputTokens * spec.override.input_per_mtok + outputTokens * spec.override.output_per_mtok) / 1e6;
   if (!spec.providerId && (!spec.apiUrl || isLocal(spec.apiUrl))) return null;
@@ -37,7 +37,7 @@ export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens
 /** Rounds a dollar amount for display and records (micro-dollars). */
 export const roundUsd = (usd: number) => Math.round(usd * 1e6) / 1e6;
 
-/** Sums dollars that may be unknown: null as soon as one is (CONTRACT §8: unknown is never 0). */
+/** Sums dollars that may be unknown: null as soon as one is (docs/serve.md: unknown is never 0). */
 export function sumUsd(values: readonly (number | null | undefined)[]): number | null {
   let total = 0;
   for (const v of values) {

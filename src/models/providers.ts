@@ -21,7 +21,7 @@ export interface CreateContext {
   maxReplyBytes: number;
 }
 
-/** One provider type (CONTRACT §2): adding a type is one entry in `PROVIDERS`. */
+/** One provider type (docs/configuration.md): adding a type is one entry in `PROVIDERS`. */
 export interface ProviderType_ {
   /** The env variable a key is read from when `api_key_env` is not set; undefined when none is needed. */
   keyEnv?: string;
@@ -107,7 +107,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
   "llama-cpp": {
     keyRequired: false,
     defaultUrl: "in-process",
-    // The JSON Schema becomes the engine's grammar: a structured reply always parses (CONTRACT §11).
+    // The JSON Schema becomes the engine's grammar: a structured reply always parses (docs/local-engine.md).
     structured: () => "grammar",
     // createDissent passes the engines, whose identity is the model file's sha256; this is the fallback.
     cacheIdentity: (p, model) => `llama-cpp ${p.type === "llama-cpp" && p.model ? p.model : model}`,

@@ -7,7 +7,7 @@ import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
-/** `plan.builder` → [`plan.builder`, `plan`, `default`]: most specific first (CONTRACT §2). */
+/** `plan.builder` → [`plan.builder`, `plan`, `default`]: most specific first (docs/configuration.md). */
 export function roleChain(role: string): string[] {
   const parts = role.split(".");
   const chain: string[] = [];
@@ -152,7 +152,7 @@ export function checkRoutes(config: Config): void {
 }
 
 /**
- * Every route the given roles may call over the network has its API key (CONTRACT §2 r2): a missing
+ * Every route the given roles may call over the network has its API key (docs/configuration.md): a missing
  * key is a configuration error at the start of the command, never a silently missing critic.
  */
 export function requireKeys(config: Config, env: Record<string, string | undefined>, roles: readonly string[]): void {
@@ -236,7 +236,7 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
 
 /**
  * With `budget.max_usd_per_issue` set, every route the roles may call must have a known price
- * (CONTRACT §8): a model of unknown price is a configuration error, never a ceiling that cannot hold.
+ * (docs/serve.md): a model of unknown price is a configuration error, never a ceiling that cannot hold.
  */
 export async function requirePrices(config: Config, roles: readonly string[]): Promise<void> {
   if (config.budget.maxUsdPerIssue === null) return;

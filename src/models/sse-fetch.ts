@@ -39,7 +39,7 @@ export const INCOMPLETE_STREAM = "incomplete_stream";
 
 /**
  * Folds an OpenAI chat-completions SSE body into the equivalent non-streaming JSON reply. A stream
- * that stopped before finishing says so (CONTRACT §2 r2): it is never given `finish_reason: "stop"`.
+ * that stopped before finishing says so (docs/configuration.md): it is never given `finish_reason: "stop"`.
  */
 export function sseToCompletion(body: string): Record<string, unknown> {
   let content = "";

@@ -14,7 +14,7 @@ export type FailureKind =
   | "rate_limited"
   /** 401, 402, 403, insufficient quota: never retried, never soft-failed */
   | "auth"
-  /** a reply with nothing in it once reasoning is removed (CONTRACT §2 r2): retried, never cached */
+  /** a reply with nothing in it once reasoning is removed (docs/configuration.md): retried, never cached */
   | "empty_reply"
   /** a reply the provider cut off (finish_reason length, or a stream that stopped unfinished): retried, never cached */
   | "truncated"
@@ -117,5 +117,5 @@ export function classify(e: unknown, timedOut: boolean): Classified {
 
 /** Kinds worth another attempt of the same call. */
 export const RETRYABLE: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server", "rate_limited", "empty_reply", "truncated"]);
-/** Kinds that mean "the primary cannot be reached" and so try the secondary (CONTRACT §2). */
+/** Kinds that mean "the primary cannot be reached" and so try the secondary (docs/configuration.md). */
 export const FALLBACK: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "server"]);

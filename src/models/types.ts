@@ -3,7 +3,7 @@ import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "./cache.js";
 import type { StructuredMode } from "./providers.js";
 
-/** Runs `fn` when a slot of a provider's `max_concurrency` is free (CONTRACT §2 r2). */
+/** Runs `fn` when a slot of a provider's `max_concurrency` is free (docs/configuration.md). */
 export type Limiter = <T>(fn: () => Promise<T>) => Promise<T>;
 
 /** One concrete model a role may be sent to. */
@@ -84,7 +84,7 @@ export interface CallContext {
   cacheMode: "use" | "bypass" | "replay";
   seed: number;
   timeoutMs: number;
-  /** Transport retries per call (CONTRACT §2: at most 2). */
+  /** Transport retries per call (docs/configuration.md: at most 2). */
   maxRetries: number;
   /** First backoff delay; doubles per retry unless Retry-After says otherwise. */
   backoffMs: number;

@@ -22,7 +22,7 @@ export function gateByLabels(labels: readonly string[]): GateDecision | undefine
 }
 
 /**
- * Keyword heuristics (CONTRACT §4 r2): they may route to load_bearing, never to trivial — "Fix typo
+ * Keyword heuristics (docs/issue.md): they may route to load_bearing, never to trivial — "Fix typo
  * in isAdmin check" changes behaviour. Only a label or the model's answer makes an issue trivial.
  */
 export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { codeOf, LeaseHeld, RunError } from "../errors.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 
-/** A lease not renewed for this long has expired and may be taken over (CONTRACT §4 r2). */
+/** A lease not renewed for this long has expired and may be taken over (docs/issue.md). */
 export const LEASE_TTL_MS = 60_000;
 /** How often a holder renews its lease. */
 export const LEASE_RENEW_MS = 10_000;
@@ -33,7 +33,7 @@ export interface HeldLease {
 }
 
 /**
- * One planner per issue (CONTRACT §4 r2): takes the issue's lease or throws LeaseHeld naming the
+ * One planner per issue (docs/issue.md): takes the issue's lease or throws LeaseHeld naming the
  * holder (host, pid, since when). Two processes can never both spend an issue's budget.
  */
 export async function holdLease(

@@ -57,7 +57,7 @@ export interface PlanIssueDeps {
   lease?: { ttlMs?: number; renewMs?: number };
 }
 
-/** `dissent issue plan --json` (CONTRACT §4). */
+/** `dissent issue plan --json` (docs/issue.md). */
 export interface PlanResult {
   issue: string;
   route: "trivial" | "load_bearing";
@@ -73,7 +73,7 @@ export interface PlanResult {
 }
 
 /**
- * Plans one issue (CONTRACT §4): holds its lease, runs the ComplexityGate, then — load-bearing — the
+ * Plans one issue (docs/issue.md): holds its lease, runs the ComplexityGate, then — load-bearing — the
  * four adversarial stages of the table, each committed as it finishes, then the plan reviewer. An
  * interrupted cycle resumes at the first stage with no saved StageRun.
  */

@@ -4,7 +4,7 @@ import type { NewEvent } from "../contracts/events.js";
 /** Who answered: a producer (its word is a claim on serious concerns), the plan reviewer (confirms), or a person. */
 export type Resolver = { kind: "producer"; role: string } | { kind: "reviewer" } | { kind: "human" };
 
-/** A concern a producer's word alone cannot settle (CONTRACT §4 r2): CRITICAL, HIGH or human_required. */
+/** A concern a producer's word alone cannot settle (docs/issue.md): CRITICAL, HIGH or human_required. */
 export const needsConfirmation = (c: Concern) => isSerious(c.severity) || c.human_required;
 
 /**

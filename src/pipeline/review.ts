@@ -12,7 +12,7 @@ export interface ReviewInput {
   issueId: string;
   /** Every pending concern: the CRITICAL and HIGH ones are must-address constraints for the reviewer. */
   pending: readonly Concern[];
-  /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (CONTRACT §4 r2). */
+  /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (docs/issue.md). */
   claims: readonly ConcernResolution[];
   context: RoleContext;
   call: CallDoor;
@@ -43,7 +43,7 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   const concern = (c: { severity: Severity; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
     let severity = c.severity;
     let raised: Severity | undefined;
-    // Reviewer findings follow the critics' rule: CRITICAL or HIGH only with evidence from the plan (CONTRACT §4 r2).
+    // Reviewer findings follow the critics' rule: CRITICAL or HIGH only with evidence from the plan (docs/issue.md).
     if (isSerious(severity) && c.category !== "review_unavailable" && !ground(planText, c.evidence ?? "").grounded) {
       raised = severity;
       severity = "MEDIUM";
@@ -102,7 +102,7 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
 }
 
 /**
- * The outcome after review (CONTRACT §4 r2): a pending human_required concern of severity HIGH or
+ * The outcome after review (docs/issue.md): a pending human_required concern of severity HIGH or
  * CRITICAL, or two or more pending CRITICALs with distinct fingerprints from the escalating roles →
  * hitl; else a rejection → needs_replan; else ready.
  */

@@ -46,8 +46,8 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
 };
 
 /**
- * The project, the issue, then each earlier artifact the role needs, each as a data block (CONTRACT
- * §4 r2). The order is the one prompt caching wants: what is shared by most requests first.
+ * The project, the issue, then each earlier artifact the role needs, each as a data block
+ * (docs/issue.md). The order is the one prompt caching wants: what is shared by most requests first.
  */
 function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[]): string[] {
   const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue))];
@@ -175,7 +175,7 @@ function wholeObject(text: string): Record<string, unknown> | undefined {
 }
 
 /**
- * A producer's reply (CONTRACT §4 r2): markdown, ending with one fenced json `{"addressed": [...]}`
+ * A producer's reply (docs/issue.md): markdown, ending with one fenced json `{"addressed": [...]}`
  * block that is cut off the artifact; or the whole-object form `{"artifact", "addressed"}`. A JSON
  * sample inside the markdown is part of the artifact, never the artifact.
  */
@@ -217,7 +217,7 @@ export function parseCriteria(role: string, answer: string, quotedFrom: readonly
 /** What a critic is shown besides the artifact under review. */
 export interface CriticExtras {
   knownGaps?: string;
-  /** Its own findings of the previous round (CONTRACT §4 r2 round memory). */
+  /** Its own findings of the previous round (docs/issue.md round memory). */
   previous?: readonly Finding[];
   /** Pending concerns due at this phase: already tracked, not to be raised again in new words. */
   tracked?: readonly Concern[];
@@ -268,7 +268,7 @@ export function parseFindings(answer: string, quotedFrom: readonly string[]): Pa
   return parseStructured(answer, readFindingsReply as (v: unknown) => Read<{ findings: Finding[]; addressed?: AddressedItem[] }>, { quotedFrom, arrays: true });
 }
 
-/** The reviewer sees at most this many MEDIUM or LOW pending concerns (CONTRACT §4 r2); the rest are counted. */
+/** The reviewer sees at most this many MEDIUM or LOW pending concerns (docs/issue.md); the rest are counted. */
 export const REVIEWER_MINOR_LIMIT = 8;
 
 /** The plan reviewer's request: plan, criteria, every CRITICAL/HIGH pending concern and up to 8 others, and the producers' claims. */

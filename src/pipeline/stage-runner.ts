@@ -36,7 +36,7 @@ export type Door = <T>(
 /** Network calls a request would cost now (0 when its reply is cached): lets a round served from the cache through the budget check. */
 export type CostOf = (meta: CallMeta, request: ModelRequest) => Promise<number>;
 
-/** Known gaps from the wiki for the assumption surfacer (CONTRACT §4 carryover). */
+/** Known gaps from the wiki for the assumption surfacer (docs/issue.md carryover). */
 export interface KnownGaps {
   ids: string[];
   text: string;

@@ -20,7 +20,7 @@ export interface PipelineStage extends StageSpec {
   inputs: readonly ArtifactName[];
   /** Earlier artifacts the critics see beside the artifact under review. */
   criticInputs: readonly ArtifactName[];
-  /** The fixed category vocabulary this stage's critics write (CONTRACT §4 r2 calibrated critics). */
+  /** The fixed category vocabulary this stage's critics write (docs/issue.md calibrated critics). */
   categories: readonly string[];
   /**
    * Whether the producer is given the pending concerns due at this phase. The criteria writer is not:
@@ -29,7 +29,7 @@ export interface PipelineStage extends StageSpec {
   answersPending: boolean;
 }
 
-/** The pipeline is a table (CONTRACT §4): adding a voter is a line here and a persona file. */
+/** The pipeline is a table (docs/issue.md): adding a voter is a line here and a persona file. */
 export const STAGES: readonly PipelineStage[] = [
   {
     stage: "discovery_council",
@@ -89,7 +89,7 @@ export const STAGES: readonly PipelineStage[] = [
   },
 ];
 
-/** Roles whose CRITICAL concerns, two or more of them, escalate an issue to a human (CONTRACT §4). */
+/** Roles whose CRITICAL concerns, two or more of them, escalate an issue to a human (docs/issue.md). */
 export const ESCALATING_ROLES: ReadonlySet<string> = new Set(["assumption_surfacer", "plan.risk_skeptic"]);
 
 /** The seven dimensions of the plan reviewer. */
@@ -100,7 +100,7 @@ export const roundCalls = (s: PipelineStage) => 1 + s.critics.length;
 
 /**
  * Calls the stages after `index` need for their first round, plus the plan reviewer's call: what a
- * stage may never spend (CONTRACT §4 r2 budget reservation).
+ * stage may never spend (docs/issue.md budget reservation).
  */
 export function reserveAfter(index: number): number {
   return STAGES.slice(index + 1).reduce((n, s) => n + roundCalls(s), 0) + 1;

@@ -3,7 +3,7 @@ import { sha256 } from "../hash.js";
 /**
  * Untrusted text (an issue's title and body, artifacts, wiki entries, earlier findings) goes into a
  * request only inside a data block whose closing tag carries a tag derived from the text itself
- * (CONTRACT §4 r2): the text cannot close its block early without knowing its own hash, so an issue
+ * (docs/issue.md): the text cannot close its block early without knowing its own hash, so an issue
  * body that writes "## Plan under review" or "</data>" stays data.
  *
  *   <data kind="artifact" name="plan" tag="1a2b3c4d">

@@ -1,7 +1,7 @@
 import { addCall, callRow, emptyUsage } from "./usage.js";
 import type { AuditRun, CallRow, CostStats, ServedEvent, Usage, UsageRow, WikiUse } from "./types.js";
 
-/** Roles of `dissent run` (CONTRACT §3). */
+/** Roles of `dissent run` (docs/run.md). */
 const RUN_ROLES = new Set(["executor", "challenger", "revision"]);
 
 /**

@@ -43,7 +43,7 @@ const start = (c: Concern): ConcernLineage => ({
 /**
  * Every concern of an issue, from the critic that raised it, through each phase it was forwarded
  * to, the claims and settlements, the merge that shipped it, to its wiki entry and the later
- * issues that entry was given to (CONTRACT §8). `givenTo` lists an entry's uses across the store.
+ * issues that entry was given to (docs/serve.md). `givenTo` lists an entry's uses across the store.
  */
 export function concernLineage(
   issueId: string,

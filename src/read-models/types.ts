@@ -1,6 +1,6 @@
 /**
  * The shapes the read models return: what the CLI prints and what `dissent serve` answers under
- * /api/ (CONTRACT §8). Types only, no runtime code, so the browser bundle can import them too.
+ * /api/ (docs/serve.md). Types only, no runtime code, so the browser bundle can import them too.
  */
 import type { Concern, ConcernResolution, StageRecord, StageRun } from "../contracts/concern.js";
 import type { DissentEvent } from "../contracts/events.js";
@@ -73,7 +73,7 @@ export interface IssueSummary {
   updated_at: string | null;
 }
 
-/** `issue show --json` (CONTRACT §4) and the head of the dashboard's issue page. */
+/** `issue show --json` (docs/issue.md) and the head of the dashboard's issue page. */
 export interface IssueDetail {
   id: string;
   title: string;
@@ -171,7 +171,7 @@ export interface WikiUse {
   seq: number;
 }
 
-/** A concern from the critic that raised it to the later issues its wiki entry was given to (CONTRACT §8). */
+/** A concern from the critic that raised it to the later issues its wiki entry was given to (docs/serve.md). */
 export interface ConcernLineage {
   id: string;
   fingerprint: string;

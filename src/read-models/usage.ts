@@ -9,7 +9,7 @@ export function emptyUsage(): Usage {
 
 /**
  * Adds one call to a usage (in place). Network calls count; a cache hit is counted apart and is
- * free. A network call with no known price makes `cost_usd` null (CONTRACT §8: never 0 for unknown).
+ * free. A network call with no known price makes `cost_usd` null (docs/serve.md: never 0 for unknown).
  */
 export function addCall(u: Usage, c: Pick<CallRow, "cached" | "input_tokens" | "output_tokens" | "cost_usd" | "error">): Usage {
   if (c.error) u.failed_calls++;

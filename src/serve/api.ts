@@ -34,7 +34,7 @@ export const API_ROUTES: Record<string, string> = {
 
 const ID = /^[A-Za-z0-9._:#/-]{1,200}$/;
 
-/** The read-only JSON API under /api/ (CONTRACT §8). */
+/** The read-only JSON API under /api/ (docs/serve.md). */
 export function apiRoutes(app: Hono, deps: ApiDeps): void {
   const { store, tracker, index, respond } = deps;
   const bad = (c: Parameters<Respond>[0], error: string) => respond(c, { error }, 400);

@@ -38,7 +38,7 @@ export interface DashboardApp {
   close(): void;
 }
 
-/** Read-only: GET and HEAD only; anything else is 405 (CONTRACT §8: nothing served changes state). */
+/** Read-only: GET and HEAD only; anything else is 405 (docs/serve.md: nothing served changes state). */
 export function createDashboard(deps: AppDeps): DashboardApp {
   const index = new EventIndex();
   const hub = new EventHub(deps.store, index, deps.warn);

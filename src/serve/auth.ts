@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import type { MiddlewareHandler } from "hono";
 import { UsageError } from "../errors.js";
 
-/** The environment variable holding the dashboard's bearer token (CONTRACT §8). */
+/** The environment variable holding the dashboard's bearer token (docs/serve.md). */
 export const TOKEN_ENV = "DISSENT_SERVE_TOKEN";
 
 /** True for an address only this machine can reach: 127.0.0.0/8, ::1, localhost. */
@@ -17,7 +17,7 @@ export function isLoopback(host: string): boolean {
 
 /**
  * The token every request must carry, or undefined when none is needed. Binding anything but
- * loopback without DISSENT_SERVE_TOKEN is refused (CONTRACT §8); once set, the token is required
+ * loopback without DISSENT_SERVE_TOKEN is refused (docs/serve.md); once set, the token is required
  * on every address, loopback included.
  */
 export function serveToken(host: string, env: Record<string, string | undefined>): string | undefined {

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { redactDeep } from "../redact.js";
 
-/** Writes JSON answers: every string passes the redactor first (CONTRACT §8: secrets are never served). */
+/** Writes JSON answers: every string passes the redactor first (docs/serve.md: secrets are never served). */
 export interface Respond {
   (c: Context, value: unknown, status?: ContentfulStatusCode): Response;
   /** The JSON text of a value, redacted. */

@@ -6,11 +6,11 @@ import type { Store } from "./port.js";
 export interface OpenStoreOptions {
   env: Record<string, string | undefined>;
   redact?: (text: string) => string;
-  /** A read-only command: works on a read-only home (CONTRACT §6; issue #9 defect 18). */
+  /** A read-only command: works on a read-only home (docs/errors.md; issue #9 defect 18). */
   readOnly?: boolean;
 }
 
-/** Opens the store the config names: the embedded SQLite file under the home, or PostgreSQL (CONTRACT §7). */
+/** Opens the store the config names: the embedded SQLite file under the home, or PostgreSQL (docs/factory.md). */
 export async function openStore(config: Config, opts: OpenStoreOptions): Promise<Store> {
   if (config.store.type === "sqlite") {
     const { openSqliteStore } = await import("./sqlite.js");

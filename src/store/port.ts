@@ -2,7 +2,7 @@ import type { AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "../models/cache.js";
 
-/** An event as the store keeps it: with `seq`, its place in the one log (CONTRACT §8). */
+/** An event as the store keeps it: with `seq`, its place in the one log (docs/serve.md). */
 export type StoredEvent = DissentEvent & { seq: number };
 
 /**
@@ -37,7 +37,7 @@ export interface IssueRow {
   updated_at: string;
 }
 
-/** Who holds an issue's planning lease (CONTRACT §4 r2). */
+/** Who holds an issue's planning lease (docs/issue.md). */
 export interface LeaseHolder {
   /** Unique per process and run. */
   id: string;
@@ -47,7 +47,7 @@ export interface LeaseHolder {
 
 export type LeaseResult = { ok: true; tookOver: boolean } | { ok: false; holder: { id: string; host: string; pid: number; since: string; renewed: string } };
 
-/** What one stage's commit writes, atomically (CONTRACT §4: the state is saved after every stage). */
+/** What one stage's commit writes, atomically (docs/issue.md: the state is saved after every stage). */
 export interface StageCommit {
   issueId: string;
   cycle: number;

@@ -11,7 +11,7 @@ import { addPart, OPT_IN_PARTS } from "../opt-in.js";
 
 /** The schema dissent's tables live in (pg-boss keeps its own). */
 export const PG_SCHEMA = "dissent";
-/** The channel every committed event is announced on (CONTRACT §8: the dashboard follows it). */
+/** The channel every committed event is announced on (docs/serve.md: the dashboard follows it). */
 export const PG_CHANNEL = "dissent_events";
 /** The advisory lock every appending transaction holds until it commits: `seq` order is commit order. */
 const APPEND_LOCK = 7412;
@@ -21,7 +21,7 @@ const MIGRATE_LOCK = 7411;
 /**
  * Versioned schema, as for SQLite: entry N brings the database from version N to N+1. Append only.
  * Event bodies, states and labels are JSON, not JSONB: JSON keeps the text as written, so an event
- * reads back with its keys in the order of CONTRACT §4 (`type`, `at`, `issue_id`, …), as from SQLite.
+ * reads back with its keys in the order of docs/issue.md (`type`, `at`, `issue_id`, …), as from SQLite.
  */
 const PG_MIGRATIONS: readonly string[] = [
   `
@@ -216,7 +216,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     async append(events: readonly NewEvent[]) {
       if (!events.length) return [];
       // One appender at a time until commit: `seq` order is commit order, so a follower reading
-      // `seq > last` never skips an event committed late (CONTRACT §8), and the fold is serial.
+      // `seq > last` never skips an event committed late (docs/serve.md), and the fold is serial.
       await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
       const out: StoredEvent[] = [];
       for (const input of events) {
@@ -371,7 +371,7 @@ function postgresStore(pool: Pool, url: string, where: string, opts: PostgresOpt
     commitStage: (c: StageCommit) =>
       transaction(async (q) => {
         // The append lock first, then the check: two workers committing the same stage serialise here,
-        // and the second finds the first's AdversarialStageCompleted (exactly one per finished stage, CONTRACT §7).
+        // and the second finds the first's AdversarialStageCompleted (exactly one per finished stage, docs/factory.md).
         await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
         const done = await q(
           `SELECT 1 FROM ${S}.events WHERE issue_id = $1 AND type = 'AdversarialStageCompleted' AND body->>'stage' = $2 AND (body->>'cycle')::int = $3 LIMIT 1`,

@@ -360,7 +360,7 @@ function sqliteStore(db: Db, home: string, file: string, readOnly: boolean, opts
     commitStage: (c: StageCommit) =>
       write(() => {
         writeGuard();
-        // Exactly one AdversarialStageCompleted per finished stage (CONTRACT §7), whatever happened to the committer.
+        // Exactly one AdversarialStageCompleted per finished stage (docs/factory.md), whatever happened to the committer.
         if ((q.stageDone.get(c.issueId, c.stage, c.cycle)?.n ?? 0) > 0) return false;
         if (c.artifact) putArtifactRaw(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
         appendRaw(c.events);

@@ -17,7 +17,7 @@ export const FOLDED: ReadonlySet<DissentEvent["type"]> = new Set([
   "ShippedWithKnownGap",
 ]);
 
-/** An event as every store appends it: stamped with `at` (keys in CONTRACT §4's order: `type`, `at`, `issue_id`, …), then redacted. */
+/** An event as every store appends it: stamped with `at` (keys in docs/issue.md's order: `type`, `at`, `issue_id`, …), then redacted. */
 export function stampEvent(input: NewEvent, at: string, redact: (text: string) => string): DissentEvent {
   const { type, ...rest } = input;
   return redactDeep({ type, at, ...rest } as DissentEvent, redact);
@@ -45,7 +45,7 @@ export function reduce(state: AdversarialState, e: DissentEvent): AdversarialSta
       return { ...state, pending_concerns: pending };
     }
     case "ConcernAddressed":
-      // A claim (settled: false) is recorded, but the concern stays pending until confirmed (CONTRACT §4 r2).
+      // A claim (settled: false) is recorded, but the concern stays pending until confirmed (docs/issue.md).
       return {
         ...state,
         pending_concerns: e.resolution.settled === false ? state.pending_concerns : state.pending_concerns.filter((c) => c.id !== e.resolution.concern_id),

@@ -5,7 +5,7 @@ import { DISSENT, ERROR_TYPE, GEN_AI, OPERATION } from "./conventions.js";
 /** What every chat span needs besides the call. */
 export interface ChatSpanOptions {
   seed: number;
-  /** Prompts and replies become span attributes only with `log_content: true` (CONTRACT §6, §8). */
+  /** Prompts and replies become span attributes only with `log_content: true` (docs/errors.md, §8). */
   logContent: boolean;
   redact: (text: string) => string;
 }
@@ -57,7 +57,7 @@ export function startChatSpan(tracer: Tracer, parent: Span | undefined, c: Obser
         [GEN_AI.PROVIDER_NAME]: providerName(c.target),
         [GEN_AI.REQUEST_MODEL]: c.target.model,
         [GEN_AI.REQUEST_SEED]: o.seed,
-        [GEN_AI.REQUEST_TEMPERATURE]: 0, // CONTRACT §2: every call is sent with temperature 0
+        [GEN_AI.REQUEST_TEMPERATURE]: 0, // docs/configuration.md: every call is sent with temperature 0
         [GEN_AI.OUTPUT_TYPE]: c.request.schema ? "json" : "text",
         [GEN_AI.USAGE_INPUT_TOKENS]: c.inputTokens,
         [GEN_AI.USAGE_OUTPUT_TOKENS]: c.outputTokens,

@@ -1,7 +1,7 @@
 import { messageOf } from "../errors.js";
 
 /**
- * Telemetry never fails a run (CONTRACT §8): a hook that throws is reported once, by `warn`, and
+ * Telemetry never fails a run (docs/serve.md): a hook that throws is reported once, by `warn`, and
  * the run goes on without that span.
  */
 export function guard(warn: (message: string) => void): <A>(fn: (a: A) => void) => (a: A) => void {

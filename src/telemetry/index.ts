@@ -10,7 +10,7 @@ export { RunTrace } from "./run-trace.js";
 export { SEMCONV_VERSION } from "./conventions.js";
 export { withoutCredentials } from "./provider.js";
 
-/** Traces of runs and plans, exported over OTLP/HTTP following the GenAI semantic conventions (CONTRACT §8). */
+/** Traces of runs and plans, exported over OTLP/HTTP following the GenAI semantic conventions (docs/serve.md). */
 export interface Telemetry {
   run(runId: string, audit: boolean): RunTrace;
   plan(issueId: string): PlanTrace;

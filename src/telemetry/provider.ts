@@ -53,7 +53,7 @@ class ReportingExporter implements SpanExporter {
 export function exportingTracer(o: ExportOptions): { tracer: Tracer; shutdown(): Promise<void> } {
   const url = tracesUrl(o.endpoint);
   const shown = withoutCredentials(url);
-  // A collector that does not answer costs one warning for the whole process (CONTRACT §8).
+  // A collector that does not answer costs one warning for the whole process (docs/serve.md).
   let warned = false;
   const failed = (m: string) => {
     if (!warned) o.warn(`telemetry: sending traces to ${shown} failed (${withoutCredentials(m)}); the run goes on without them`);

@@ -18,7 +18,7 @@ export interface PlanReport {
   pendingConcerns: Concern[];
 }
 
-/** An issue closed by a merged pull request (a closing reference), for the factory's post-merge handler (CONTRACT §7). */
+/** An issue closed by a merged pull request (a closing reference), for the factory's post-merge handler (docs/factory.md). */
 export interface MergedClosure {
   issue: TrackedIssue;
   pr: number;

@@ -8,7 +8,7 @@ import { IssuePage } from "./views/issue.js";
 import { RunPage, Runs } from "./views/runs.js";
 import { Wiki, WikiEntry } from "./views/wiki.js";
 
-/** The dashboard (CONTRACT §8): every figure it shows comes from /api/. */
+/** The dashboard (docs/serve.md): every figure it shows comes from /api/. */
 function App() {
   const route = useRoute();
   const live = useLiveStatus();

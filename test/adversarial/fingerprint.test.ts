@@ -111,7 +111,7 @@ describe("fingerprint: determinism", () => {
     // Stored fingerprints (pending concerns, oscillation detection, concern ids) outlive a process:
     // this value must never change without a migration of the stored ones.
     expect(fingerprint({ concern: "Missing test for the retry path." })).toBe(PINNED);
-    // CONTRACT §5 r2: the concern text alone — a category never changes it.
+    // docs/library.md: the concern text alone — a category never changes it.
     expect(fingerprint({ category: "test_strategy", concern: "Missing test for the retry path." })).toBe(PINNED);
   });
 
@@ -143,7 +143,7 @@ describe("fingerprint: determinism", () => {
   });
 });
 
-describe("fingerprint: over the concern text alone (CONTRACT §5 r2)", () => {
+describe("fingerprint: over the concern text alone (docs/library.md)", () => {
   const arbOther = fc.record({
     id: fc.string(),
     stage: fc.string(),
@@ -168,7 +168,7 @@ describe("fingerprint: over the concern text alone (CONTRACT §5 r2)", () => {
     );
   });
 
-  it("does not depend on the category (CONTRACT §5 r2: category is free-form across critics)", () => {
+  it("does not depend on the category (docs/library.md: category is free-form across critics)", () => {
     fc.assert(
       fc.property(arbGenerated, fc.constantFrom(...CATEGORIES), (g, other) => {
         expect(fp(g.category, textOf(g))).toBe(fp(other, textOf(g)));
@@ -325,7 +325,7 @@ describe("fingerprint: never drops what tells concerns apart (properties)", () =
 
 describe("fingerprint: paraphrases that must match", () => {
   const SAME: readonly (readonly [string, string])[] = [
-    // CONTRACT §5's own example.
+    // docs/library.md's own example.
     ["Missing test for the retry path.", "missing tests for retry path"],
     ["Missing test for the retry path.", "MISSING TESTS FOR THE RETRY PATH!!"],
     ["Missing test for the retry path.", "  missing   test\tfor the\nretry path  "],

@@ -304,7 +304,7 @@ describe("AdversarialRetryLoop: the council tally inside the loop", () => {
     expect(ofType(events, "ConcernForwarded").map((e) => [e.concern.severity, e.reason])).toEqual([["MEDIUM", "advisory"]]);
   });
 
-  it("forwards the advisories of the last voting round only: advice about a draft since rewritten is stale (CONTRACT §4 r2)", async () => {
+  it("forwards the advisories of the last voting round only: advice about a draft since rewritten is stale (docs/issue.md)", async () => {
     const { producer } = scriptedProducer();
     const tester = critic("plan.tester", (_a, round) =>
       round === 1
@@ -375,7 +375,7 @@ describe("AdversarialRetryLoop: critic failures", () => {
     expect(inputs[1]?.blocking.map((c) => c.concern)).toEqual(["Migration has no rollback"]);
     // The crashed critic is still one of the stage's two critics: a lone HIGH is advisory MEDIUM.
     expect(r.stageRun).toMatchObject({ outcome: "converged", rounds: 2, critic_failures: 2 });
-    // It failed in every round, so its lane went unreviewed: that is forwarded too (CONTRACT §4 r2).
+    // It failed in every round, so its lane went unreviewed: that is forwarded too (docs/issue.md).
     expect(r.forwarded.map((c) => [c.concern, c.severity])).toEqual([
       ["Critic plan.builder failed in every round of plan_council, so its lane was not reviewed", "MEDIUM"],
       ["Step 4 may race with the cron job", "MEDIUM"],
@@ -646,7 +646,7 @@ describe("AdversarialRetryLoop: events", () => {
   });
 });
 
-describe("AdversarialRetryLoop: round memory and reservation (CONTRACT §4 r2)", () => {
+describe("AdversarialRetryLoop: round memory and reservation (docs/issue.md)", () => {
   it("gives each critic its own findings of the previous round, from round 2 on", async () => {
     const { producer } = scriptedProducer();
     const tester = critic("plan.tester", (_a, round) => [f("CRITICAL", `objection ${round}`)]);

@@ -39,7 +39,7 @@ const f = (severity: Severity, concern: string, extra: Partial<Finding> = {}): F
 });
 const vote = (role: string, ...findings: Finding[]): Vote => ({ role, findings });
 
-describe("tally, a stage with two or more critics (CONTRACT §4)", () => {
+describe("tally, a stage with two or more critics (docs/issue.md)", () => {
   it("any CRITICAL blocks, even from one critic alone", () => {
     const t = tally([vote("plan.builder", f("CRITICAL", "The migration has no rollback")), vote("plan.tester")], ctx(3));
     expect(t.blocking).toHaveLength(1);
@@ -177,7 +177,7 @@ describe("tally: the concerns it makes", () => {
     expect(asked).toEqual([[fingerprint({ category: "test_strategy", concern: "x is missing" }), "a"]]);
   });
 
-  it("carries human_required from any critic that set it on a grounded HIGH or CRITICAL, never from a LOW (CONTRACT §4 r2)", () => {
+  it("carries human_required from any critic that set it on a grounded HIGH or CRITICAL, never from a LOW (docs/issue.md)", () => {
     const lone = tally([vote("a", f("LOW", "Needs a product decision on pricing", { human_required: true })), vote("b")], ctx(2));
     expect(lone.advisory[0]?.human_required).toBe(false);
     const merged = tally(
@@ -285,7 +285,7 @@ describe("tally: properties over random votes", () => {
   });
 });
 
-describe("tally: grounded severity and corroboration (CONTRACT §4 r2)", () => {
+describe("tally: grounded severity and corroboration (docs/issue.md)", () => {
   it("a CRITICAL or HIGH whose evidence is not in the artifact counts as MEDIUM, keeps raised_severity, and is counted", () => {
     const t = tally([vote("a", f("CRITICAL", "Central premise is unvalidated", { evidence: "a line nobody wrote here" })), vote("b")], ctx(2));
     expect(t.blocking).toEqual([]);

@@ -145,7 +145,7 @@ describe("mergeIssue", () => {
     expect((await shipped(id))[0]?.concerns.map((g) => g.id)).toEqual([c.id]);
   });
 
-  // r2 (CONTRACT §4): a producer's resolution of a CRITICAL or HIGH concern is a claim (settled: false);
+  // r2 (docs/issue.md): a producer's resolution of a CRITICAL or HIGH concern is a claim (settled: false);
   // unconfirmed by the reviewer or a person, the concern is still pending, so it ships as a known gap.
   it("a producer's unconfirmed claim on a CRITICAL concern does not resolve it: it ships as a gap and gets its wiki entry", async () => {
     const a = crit();
@@ -176,7 +176,7 @@ describe("mergeIssue", () => {
 
   it("the same gap (same fingerprint, reworded) shipped by another issue updates the one entry with both PRs", async () => {
     const first = crit();
-    // r2 (CONTRACT §5): the fingerprint is the concern text alone, so another critic's category does not matter.
+    // r2 (docs/library.md): the fingerprint is the concern text alone, so another critic's category does not matter.
     const reworded = concern({ severity: "HIGH", category: "edge_cases", concern: "nobody checked the upload endpoints reject an oversized payload" });
     expect(reworded.fingerprint).toBe(first.fingerprint);
     const a = await issueWith([first]);
@@ -259,7 +259,7 @@ describe("resolveConcern (dissent issue resolve)", () => {
     expect(state).toEqual(foldState(await store.events({ issueId: id })));
   });
 
-  // r2 (CONTRACT §4): a claim leaves the concern pending until "a person resolves it (dissent issue resolve)".
+  // r2 (docs/issue.md): a claim leaves the concern pending until "a person resolves it (dissent issue resolve)".
   it("a concern with only a producer's claim (settled: false) can still be resolved by a person", async () => {
     const c = crit();
     const id = await issueWith([c]);

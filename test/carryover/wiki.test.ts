@@ -161,7 +161,7 @@ describe("upsertGap: the same gap again", () => {
     expect((await load())[0]?.prs).toEqual([42, 43]);
   });
 
-  // r2 (CONTRACT §5): the fingerprint is the concern text alone; a critic's free-form category is not part of it.
+  // r2 (docs/library.md): the fingerprint is the concern text alone; a critic's free-form category is not part of it.
   it("the same concern under another category is the same gap: one entry", async () => {
     const first = await upsertGap(wiki(), [], gap, 42, "7", AT);
     const recategorised = concern({ severity: "HIGH", category: "edge_cases", concern: gap.concern });

@@ -28,7 +28,7 @@ beforeEach(() => {
 });
 afterEach(() => s.cleanup());
 
-describe("config discovery order (CONTRACT §2)", () => {
+describe("config discovery order (docs/configuration.md)", () => {
   beforeEach(() => {
     s.write("dissent.config.yaml", minimal("from-cwd"));
     s.write("from-env.yaml", minimal("from-env"));
@@ -54,7 +54,7 @@ describe("config discovery order (CONTRACT §2)", () => {
   it("with no config file, the built-in defaults apply", () => {
     const empty = scratch();
     try {
-      // No Ollama (a port nothing listens on) and no key: the embedded engine's pair (CONTRACT §11).
+      // No Ollama (a port nothing listens on) and no key: the embedded engine's pair (docs/local-engine.md).
       const c = loadConfig({ env: { DISSENT_OLLAMA_URL: "http://127.0.0.1:9" }, cwd: empty.dir });
       expect(c.source).toBe("defaults");
       expect(c.routes).toEqual(defaultsFor({ kind: "embedded" }).routes);
@@ -152,7 +152,7 @@ describe("config errors name the file and the line", () => {
   });
 });
 
-describe("roleChain and routing (CONTRACT §2: most specific first)", () => {
+describe("roleChain and routing (docs/configuration.md: most specific first)", () => {
   it("resolves plan.builder → plan → default", () => {
     expect(roleChain("plan.builder")).toEqual(["plan.builder", "plan", "default"]);
     expect(roleChain("a.b.c")).toEqual(["a.b.c", "a.b", "a", "default"]);

@@ -1,5 +1,5 @@
 /**
- * Cost in dollars end to end (CONTRACT §8): every call record and ModelCall event, every StageRun,
+ * Cost in dollars end to end (docs/serve.md): every call record and ModelCall event, every StageRun,
  * `run --json`'s run and `issue show --json`'s issue carry `cost_usd`; an unknown price is null,
  * never 0; `budget.max_usd_per_issue` stops a plan before it is crossed.
  */

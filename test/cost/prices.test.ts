@@ -1,5 +1,5 @@
 /**
- * Dollars from the maintained price table (@pydantic/genai-prices) and from `prices:` (CONTRACT §8):
+ * Dollars from the maintained price table (@pydantic/genai-prices) and from `prices:` (docs/serve.md):
  * known prices give the expected dollars; an unknown model gives null, never 0. The figures below
  * are the vendors' published list prices (USD per million tokens, input / output).
  */

@@ -182,7 +182,7 @@ describe("resolutions keep a concern out of the gaps", () => {
           addressed: ids.map((concern_id) => ({ concern_id, resolution_kind: "addressed-in-code", note: "mobile uploads share the endpoint" })),
         });
       },
-      // A producer's word on a CRITICAL is a claim: the reviewer, shown it, confirms it (CONTRACT §4 r2).
+      // A producer's word on a CRITICAL is a claim: the reviewer, shown it, confirms it (docs/issue.md).
       plan_reviewer: (req) => {
         const claims = readDataBlocks(req.body.messages.map((m) => m.content).join("\n")).find((b) => b.kind === "claims");
         const ids = claims ? (JSON.parse(claims.text) as { concern_id: string }[]).map((c) => c.concern_id) : [];

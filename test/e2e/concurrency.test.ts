@@ -77,7 +77,7 @@ describe("parallel processes on one home (issue #9 defect 2)", () => {
   });
 });
 
-describe("one planner per issue (issue #9 defect 1, CONTRACT §4 r2 lease)", () => {
+describe("one planner per issue (issue #9 defect 1, docs/issue.md lease)", () => {
   it("4 parallel plans on one issue: exactly one plans; the others exit 1 naming the holder; the budget is never crossed", async () => {
     // Slow enough that the winner still holds the lease while the others start.
     const w = await world(async (req) => ({ content: agreeableReply(req.body.model), delayMs: 250 }));

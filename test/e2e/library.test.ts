@@ -10,7 +10,7 @@ function node(source: string): { status: number | null; stdout: string; stderr: 
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('import { runAudit } from "dissent" (CONTRACT §5)', () => {
+describe('import { runAudit } from "dissent" (docs/library.md)', () => {
   it("runs the gate over AI SDK mock models from the package entry", () => {
     const r = node(`
       import { runAudit, AuditReply, AuditMeta, MAX_AUDIT_PASSES, MAX_REVISION_PASSES, AuditLimitExceeded } from "dissent";

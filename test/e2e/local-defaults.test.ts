@@ -7,7 +7,7 @@ import { closedPort, errorLine, parseJsonOut } from "../support/e2e.js";
 import { TINY_CHAT, writeTinyGguf } from "../support/tiny-gguf.js";
 import { startFakeHuggingFace, startFakeOllama } from "../engines/support.js";
 
-// With no config at all (CONTRACT §11): Ollama when it answers, else an API key that is set (OpenAI,
+// With no config at all (docs/local-engine.md): Ollama when it answers, else an API key that is set (OpenAI,
 // then Anthropic), else the embedded engine's pair — announced, with sizes, before it is downloaded.
 // Ollama's address and the Hugging Face endpoint point at servers the tests start.
 let s: ReturnType<typeof scratch>;

@@ -7,7 +7,7 @@ import { TINY_CHAT, writeTinyGguf, type TinyGguf } from "../support/tiny-gguf.js
 import { blockNodeLlamaCpp, flipByte, startFakeHuggingFace, type TestServer } from "../engines/support.js";
 import { hidingPackages } from "../support/hide-packages.js";
 
-// `dissent run --audit` on a model inside the process (CONTRACT §11), as a user runs it: a tiny GGUF
+// `dissent run --audit` on a model inside the process (docs/local-engine.md), as a user runs it: a tiny GGUF
 // written by the test, one thread (more threads are far slower on a model this small).
 let s: ReturnType<typeof scratch>;
 let tiny: TinyGguf;

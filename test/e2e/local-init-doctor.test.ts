@@ -7,7 +7,7 @@ import { closedPort, errorLine } from "../support/e2e.js";
 import { TINY_CHAT, writeTinyGguf } from "../support/tiny-gguf.js";
 import { startFakeOllama, type FakeOllama } from "../engines/support.js";
 
-// `dissent init` and `dissent doctor` (CONTRACT §11) against servers the tests start: an
+// `dissent init` and `dissent doctor` (docs/local-engine.md) against servers the tests start: an
 // OpenAI-compatible one that answers (with Ollama's /api/tags), a port that refuses connections, and a
 // provider whose key is not set.
 let s: ReturnType<typeof scratch>;

@@ -75,7 +75,7 @@ describe("dissent issue (CLI, end to end)", () => {
     expect(r.stderr).toMatch(/^dissent: error: no issue 42/);
   });
 
-  it("a budget below what one load-bearing issue needs is a configuration error naming the minimum (CONTRACT §4 r2)", async () => {
+  it("a budget below what one load-bearing issue needs is a configuration error naming the minimum (docs/issue.md)", async () => {
     dir.write("dissent.config.yaml", rolesConfig(server.url, "budget: { max_calls_per_issue: 6 }"));
     const r = await run("issue", "list");
     expect(r.code).toBe(2);

@@ -9,7 +9,7 @@ const SLOW_SDK = fileURLToPath(new URL("../support/slow-sdk.mjs", import.meta.ur
 /**
  * Issue #9, reply defects 7, 8 and 21, and the failed challenger call in `run.calls`: a reply that
  * is cut off, empty or only reasoning is a failed call — retried, never cached, never printed
- * (CONTRACT §2 r2); a reset mid-body is a transport failure; `call_timeout_ms` bounds the request.
+ * (docs/configuration.md); a reset mid-body is a transport failure; `call_timeout_ms` bounds the request.
  */
 
 const PROMPT = "Name a prime number.";
@@ -31,7 +31,7 @@ async function executorWorld(first: Reply, opts: Parameters<typeof world>[1] = {
   return state;
 }
 
-/** A run that failed as CONTRACT §6 says: exit 1, nothing on stdout, one `dissent: error:` line naming the provider. */
+/** A run that failed as docs/errors.md says: exit 1, nothing on stdout, one `dissent: error:` line naming the provider. */
 function expectFailedRun(r: Awaited<ReturnType<World["run"]>>): string {
   expect(r.code).toBe(1);
   expect(r.stdout).toBe("");
@@ -156,7 +156,7 @@ describe("#9.21 call_timeout_ms bounds the request, not module loading", () => {
   });
 });
 
-describe("run.calls lists a failed challenger call (CONTRACT §3 r2)", () => {
+describe("run.calls lists a failed challenger call (docs/run.md)", () => {
   it("a challenger answering 500 on every attempt: fail-open, and its call is in run.calls with an error", async () => {
     w = await world(byRole({ executor: { content: DRAFT }, challenger: { status: 500 } }));
     const r = await w.run(["run", "--audit", "--json", PROMPT]);

@@ -5,7 +5,7 @@ import { startDissent, until } from "../support/proc.js";
 
 /**
  * Issue #9, reply defects 4, 5, 6, 9 and 10: how dissent reads what a model wrote. Each test
- * reproduces the defect through the CLI against a server on 127.0.0.1 (CONTRACT §2 r2, §3, §4 r2).
+ * reproduces the defect through the CLI against a server on 127.0.0.1 (docs/configuration.md, §3, §4 r2).
  */
 
 const PROMPT = "Name a prime number.";

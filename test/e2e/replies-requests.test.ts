@@ -3,7 +3,7 @@ import { CHAL_MODEL, EXEC_MODEL, byRole, errorLine, filesUnder, parseJsonOut, re
 import { pipelineWorld, type PipelineWorld } from "../support/pipeline-e2e.js";
 
 /**
- * What dissent sends (CONTRACT §2 r2): per-provider `max_tokens`, `headers` (with `${VAR}`
+ * What dissent sends (docs/configuration.md): per-provider `max_tokens`, `headers` (with `${VAR}`
  * secrets), `extra_body` and `max_concurrency`; and what `run --json` shows of an audit (§3 r2).
  */
 
@@ -40,7 +40,7 @@ function gateConfig(provider: string) {
     ].join("\n");
 }
 
-describe("per-provider request settings (CONTRACT §2 r2)", () => {
+describe("per-provider request settings (docs/configuration.md)", () => {
   it("max_tokens: 123 is sent with every request (executor, challenger, revision)", async () => {
     w = await world(
       byRole({ executor: { content: DRAFT }, challenger: { content: NEEDS_WORK }, revision: { content: REVISED } }),
@@ -122,7 +122,7 @@ describe("per-provider request settings (CONTRACT §2 r2)", () => {
   it("max_concurrency: 1 against a server that serves one request at a time: never 2 open requests, and no critic times out", async () => {
     // A single local GPU: requests queue at the server, 300 ms each. Four critics sent at once would
     // wait up to 1.2 s there, past call_timeout_ms; queued in dissent instead, each request gets
-    // its full 1 s from the moment it is sent (CONTRACT §2 r2: queued time does not count).
+    // its full 1 s from the moment it is sent (docs/configuration.md: queued time does not count).
     let open = 0;
     let maxOpen = 0;
     let gpu: Promise<void> = Promise.resolve();
@@ -155,7 +155,7 @@ describe("per-provider request settings (CONTRACT §2 r2)", () => {
   }, 60_000);
 });
 
-describe("run --json shows the grounded concerns (CONTRACT §3 r2)", () => {
+describe("run --json shows the grounded concerns (docs/run.md)", () => {
   it("audit.concerns carries category, severity, evidence and concern — no suggested_fix, which the revision never sees; plain stdout shows none of it", async () => {
     const reply = JSON.stringify({
       concerns: [

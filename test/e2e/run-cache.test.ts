@@ -27,7 +27,7 @@ function changing() {
   });
 }
 
-describe("reply cache (CONTRACT §3 determinism)", () => {
+describe("reply cache (docs/run.md determinism)", () => {
   it("an identical second run makes no request and prints the same bytes", async () => {
     w = await world(changing());
     const first = await w.run(["run", "--audit", PROMPT]);
@@ -98,7 +98,7 @@ describe("reply cache (CONTRACT §3 determinism)", () => {
 });
 
 describe("--no-cache", () => {
-  it("makes the requests again, and the new reply replaces the cached one (CONTRACT §3 r2)", async () => {
+  it("makes the requests again, and the new reply replaces the cached one (docs/run.md)", async () => {
     w = await world(changing());
     await w.run(["run", PROMPT]);
     const fresh = await w.run(["run", "--no-cache", PROMPT]);

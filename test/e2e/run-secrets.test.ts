@@ -84,7 +84,7 @@ describe.each([
   });
 });
 
-describe("prompts are not written under DISSENT_HOME unless log_content: true (CONTRACT §6)", () => {
+describe("prompts are not written under DISSENT_HOME unless log_content: true (docs/errors.md)", () => {
   const prompt = "What is the airspeed velocity of an unladen swallow-7f3a9c?";
 
   function holds(home: string, text: string): boolean {

@@ -14,7 +14,7 @@ afterEach(async () => {
   backup = undefined;
 });
 
-describe("secondary fallback (CONTRACT §2)", () => {
+describe("secondary fallback (docs/configuration.md)", () => {
   it("uses the secondary when the primary is unreachable (closed port), and records route secondary", async () => {
     backup = await startOpenAIServer(byRole({ executor: { content: DRAFT }, challenger: { content: audit("pass") } }));
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
@@ -66,7 +66,7 @@ describe("secondary fallback (CONTRACT §2)", () => {
   });
 });
 
-describe("executor failures (CONTRACT §6)", () => {
+describe("executor failures (docs/errors.md)", () => {
   it("executor unreachable with no secondary: exit 1, one error line naming the provider, nothing on stdout", async () => {
     const dead = `http://127.0.0.1:${await closedPort()}/v1`;
     w = await world(
@@ -110,7 +110,7 @@ describe("executor failures (CONTRACT §6)", () => {
   });
 });
 
-describe("retries (CONTRACT §2)", () => {
+describe("retries (docs/configuration.md)", () => {
   it("a 5xx then success costs one retry and succeeds", async () => {
     w = await world(byRole({ executor: (_req, n) => (n === 0 ? { status: 502 } : { content: DRAFT }) }));
     const r = await w.run(["run", PROMPT]);

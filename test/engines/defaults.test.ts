@@ -6,7 +6,7 @@ import { STAGES } from "../../src/pipeline/stages.js";
 import { startFakeOllama } from "./support.js";
 import { closedPort } from "../support/e2e.js";
 
-describe("the no-config resolution order (CONTRACT §11)", () => {
+describe("the no-config resolution order (docs/local-engine.md)", () => {
   const ollama = [{ name: "qwen3:8b", family: "qwen3" }];
   it("Ollama when it answers, else OpenAI's key, else Anthropic's, else the embedded engine", () => {
     expect(detect({ OPENAI_API_KEY: "sk-x", ANTHROPIC_API_KEY: "a" }, ollama).kind).toBe("ollama");

@@ -5,7 +5,7 @@ import { isModelRef, parseModelRef } from "../../src/engines/llama-cpp/index.js"
 import { toGrammarSchema } from "../../src/engines/llama-cpp/json-schema.js";
 import { auditReplySchema } from "../../src/gate/challenge.js";
 
-describe("model references (CONTRACT §11)", () => {
+describe("model references (docs/local-engine.md)", () => {
   it("reads hf: references with a quant, without one, and naming a file", () => {
     expect(parseModelRef("hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF:q4_k_m", "/x")).toEqual({
       kind: "hf",

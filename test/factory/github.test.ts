@@ -1,5 +1,5 @@
 /**
- * The factory on the GitHub tracker (CONTRACT §7), against a local GitHub double: new issues
+ * The factory on the GitHub tracker (docs/factory.md), against a local GitHub double: new issues
  * labelled `dissent-find` are planned; an issue closed by a merged pull request while labelled
  * ready, hitl or plan gets `issue merged` with that PR's number — ShippedWithKnownGap, a wiki entry
  * for each CRITICAL/HIGH gap, the label moved to `dissent-fixed` — without anyone typing it.
@@ -103,7 +103,7 @@ describe("dissent factory on the GitHub tracker", () => {
     expect(w.server.requests).toHaveLength(0);
   });
 
-  it("a token GitHub rejects stops the running factory too (CONTRACT §7: an auth error stops it), exit 1, one line", async () => {
+  it("a token GitHub rejects stops the running factory too (docs/factory.md: an auth error stops it), exit 1, one line", async () => {
     gh = await startGithubDouble({ token: TOKEN });
     gh.addIssue({ number: 12, title: "Retry uploads", labels: ["dissent-find"] });
     w = await factoryWorld(undefined, { extra: `tracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\nfactory: { poll_interval_s: 0.2 }` });

@@ -1,5 +1,5 @@
 /**
- * `dissent factory --once` on the embedded store (CONTRACT §7): one poll, every `dissent-find`
+ * `dissent factory --once` on the embedded store (docs/factory.md): one poll, every `dissent-find`
  * issue planned as `issue plan` would, one line per issue start, finished stage and end, exit 0;
  * exit 1 when a round failed.
  */

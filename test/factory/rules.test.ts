@@ -1,6 +1,6 @@
 /**
  * The factory's rules as pure functions (src/factory): its settings and their production defaults
- * (the takeover bound of CONTRACT §7 is checked on the values a user gets, not the short lease the
+ * (the takeover bound of docs/factory.md is checked on the values a user gets, not the short lease the
  * process tests use), which issues a poll plans and in which cycle, attempts and backoff, and what
  * an error means for the factory.
  */
@@ -42,7 +42,7 @@ const failure = (cycle: number, attempt: number, retryAt: string | null): EventO
 });
 
 describe("factory settings", () => {
-  it("production defaults: poll every 60 s, 4 at once, 3 attempts, the lease of CONTRACT §4 (60 s, renewed every 10 s), this machine's name", () => {
+  it("production defaults: poll every 60 s, 4 at once, 3 attempts, the lease of docs/issue.md (60 s, renewed every 10 s), this machine's name", () => {
     const s = factorySettings(config(), {}, {});
     expect(s).toEqual({
       pollIntervalMs: 60_000,
@@ -59,7 +59,7 @@ describe("factory settings", () => {
     expect([LEASE_TTL_MS, LEASE_RENEW_MS]).toEqual([60_000, 10_000]);
   });
 
-  it("with the production defaults, a dead worker's round is taken over within CONTRACT §7's 90 s", () => {
+  it("with the production defaults, a dead worker's round is taken over within docs/factory.md's 90 s", () => {
     const bound = worstTakeoverMs(factorySettings(config(), {}, {}));
     expect(bound).toBeGreaterThanOrEqual(LEASE_TTL_MS); // it waits for the dead worker's lease to expire…
     expect(bound).toBeLessThanOrEqual(90_000); // …and no longer than the contract allows

@@ -1,5 +1,5 @@
 /**
- * A running `dissent factory` (CONTRACT §7) on the embedded store: it keeps polling; a provider
+ * A running `dissent factory` (docs/factory.md) on the embedded store: it keeps polling; a provider
  * that is down makes an issue fail (IssuePlanFailed), retried on a later poll with backoff, while
  * the factory keeps running; SIGTERM/SIGINT interrupt the running rounds as Ctrl-C interrupts
  * `issue plan` — labels cleared, state saved — and the process is out within 10 s; the next

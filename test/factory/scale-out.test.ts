@@ -1,5 +1,5 @@
 /**
- * Scale-out on PostgreSQL (CONTRACT §7): `dissent factory` processes sharing one database — the
+ * Scale-out on PostgreSQL (docs/factory.md): `dissent factory` processes sharing one database — the
  * store and the pg-boss queue. Real processes, a real server, a model server on 127.0.0.1.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";

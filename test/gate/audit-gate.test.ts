@@ -118,7 +118,7 @@ describe("auditGate: what models really write", () => {
   });
 });
 
-describe("auditGate: the revision (CONTRACT §3 r2)", () => {
+describe("auditGate: the revision (docs/run.md)", () => {
   it("carries the grounded concerns as data, never suggested_fix, and tells the executor not to swap in new facts", async () => {
     const withFix = { ...boils, suggested_fix: "Say 99.97 °C per NIST 2019" };
     const { call, seen } = fakeCall({ executor: DRAFT, challenger: auditReply("needs_work", [withFix]), revision: "revised" });

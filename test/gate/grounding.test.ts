@@ -13,7 +13,7 @@ const concern = (evidence: string, category: AuditConcern["category"] = "factual
 
 const DRAFT = "Paris is the capital of France.\n\nIt has   about 2 million\tpeople, and the Eiffel Tower is 330 m tall.";
 
-describe("groundConcerns (CONTRACT §3 grounding)", () => {
+describe("groundConcerns (docs/run.md grounding)", () => {
   it("keeps a concern whose evidence is a verbatim excerpt of the draft", () => {
     const c = concern("the Eiffel Tower is 330 m tall");
     expect(groundConcerns(DRAFT, [c])).toEqual({ grounded: [c], ungrounded: [] });
@@ -43,7 +43,7 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
     expect(r.ungrounded).toEqual([invented]);
   });
 
-  it("treats changed wording as ungrounded, but not changed case (CONTRACT §3 r2: case folded)", () => {
+  it("treats changed wording as ungrounded, but not changed case (docs/run.md: case folded)", () => {
     const r = groundConcerns(DRAFT, [concern("paris is the capital of france"), concern("Paris is the capital city of France")]);
     expect(r.grounded).toHaveLength(1);
     expect(r.ungrounded).toEqual([concern("Paris is the capital city of France")]);
@@ -67,7 +67,7 @@ describe("groundConcerns (CONTRACT §3 grounding)", () => {
   });
 });
 
-describe("normalised grounding: the near-verbatim quotes real models write (CONTRACT §3 r2)", () => {
+describe("normalised grounding: the near-verbatim quotes real models write (docs/run.md)", () => {
   const MED = "- Take **400 mg** of ibuprofen every 4–6 hours.\n- Don’t exceed the dose… ever.\n- Ask your pharmacist first.";
   const grounds = (evidence: string) => groundConcerns(MED, [concern(evidence)]).grounded.length === 1;
 

@@ -160,7 +160,7 @@ describe("runAudit: the challenger's input (ADR-009 §2)", () => {
   });
 });
 
-describe("runAudit: one invalid concern is dropped and counted, not the whole audit (CONTRACT §2 r2)", () => {
+describe("runAudit: one invalid concern is dropped and counted, not the whole audit (docs/configuration.md)", () => {
   it("a concern with an unknown category is dropped: status ok, counted in invalid_concerns, the draft stands", async () => {
     const executor = scriptedModel("exec", [DRAFT, REVISED]);
     const challenger = scriptedModel("chal", [

@@ -118,7 +118,7 @@ describe("callModel: parameters", () => {
   });
 });
 
-describe("callModel: retries (CONTRACT §2: at most 2, with backoff, honouring Retry-After)", () => {
+describe("callModel: retries (docs/configuration.md: at most 2, with backoff, honouring Retry-After)", () => {
   it("retries a 5xx at most twice, then fails with a ProviderError naming the provider", async () => {
     const m = scriptedModel("m1", [apiError(500)]);
     const { ctx, sleeps } = harness({ primary: target(m, "primary") });
@@ -202,7 +202,7 @@ describe("callModel: retries (CONTRACT §2: at most 2, with backoff, honouring R
   });
 });
 
-describe("callModel: fallback to the secondary (CONTRACT §2)", () => {
+describe("callModel: fallback to the secondary (docs/configuration.md)", () => {
   it.each([
     ["unreachable", refused],
     ["5xx", () => apiError(502)],
@@ -240,7 +240,7 @@ describe("callModel: fallback to the secondary (CONTRACT §2)", () => {
   });
 });
 
-describe("callModel: cache (CONTRACT §3 determinism)", () => {
+describe("callModel: cache (docs/run.md determinism)", () => {
   it("an identical second call is answered from the cache without touching the model", async () => {
     const m = scriptedModel("m1", ["first", "second"]);
     const cache = memoryCache();

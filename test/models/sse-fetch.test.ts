@@ -32,7 +32,7 @@ describe("sseToCompletion", () => {
     expect(c.choices[0]?.message).toEqual({ role: "assistant", content: "answer", reasoning_content: "hmm" });
   });
 
-  it("a stream that stopped with neither a finish reason nor [DONE] is marked unfinished, never 'stop' (CONTRACT §2 r2)", () => {
+  it("a stream that stopped with neither a finish reason nor [DONE] is marked unfinished, never 'stop' (docs/configuration.md)", () => {
     const cut = chunk({ choices: [{ index: 0, delta: { content: "half an ans" } }] });
     const finishReason = (body: string) => (sseToCompletion(body) as { choices: { finish_reason: string }[] }).choices[0]?.finish_reason;
     expect(finishReason(cut)).toBe(INCOMPLETE_STREAM);

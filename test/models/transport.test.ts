@@ -50,7 +50,7 @@ describe("retryAfterMs", () => {
   });
 });
 
-describe("classify (CONTRACT §2: what is retried, what falls back)", () => {
+describe("classify (docs/configuration.md: what is retried, what falls back)", () => {
   it("a timed-out attempt is a timeout, retried and falling back", () => {
     const c = classify(new DOMException("The operation was aborted due to timeout", "TimeoutError"), true);
     expect(c.kind).toBe("timeout");

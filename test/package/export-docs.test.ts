@@ -36,7 +36,7 @@ describe("the curated package surface (ADR-014)", () => {
     });
   }
 
-  it("the package entry exports what CONTRACT §5 and §10 name, and no internals", () => {
+  it("the package entry exports what docs/library.md and §10 name, and no internals", () => {
     const names = exportsOf(`${ROOT}dist/index.d.ts`).map((n) => n.name);
     for (const n of [
       "runAudit",

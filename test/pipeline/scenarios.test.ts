@@ -13,7 +13,7 @@ const LINE = (role: string) => `Artifact written by ${role}`;
 /** The artifact a critic's request puts under review. */
 const underReview = (c: SeenCall) => readDataBlocks(c.prompt).find((b) => b.kind === "under_review");
 
-describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
+describe("issue pipeline scenarios (ADR-0064, docs/issue.md)", () => {
   it("everything converges: four stages of one round each, then the reviewer, status ready", async () => {
     const w = await scriptedWorld(agreeable);
     const id = await w.newIssue("Add retries to the HTTP client", "Retry 503s three times", LOAD_BEARING);
@@ -66,7 +66,7 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
     expect((await failing.plan(id)).route).toBe("load_bearing");
   });
 
-  it("keyword heuristics never route an issue trivial (CONTRACT §4 r2): 'Fix typo in isAdmin check' is asked of the model", async () => {
+  it("keyword heuristics never route an issue trivial (docs/issue.md): 'Fix typo in isAdmin check' is asked of the model", async () => {
     const w = await scriptedWorld((c) => (c.role === "complexity_gate" ? "LOAD-BEARING" : agreeable(c)));
     for (const title of ["Fix typo in isAdmin check", "Add comment threads to blog posts", "Support custom date formatting in CSV export"]) {
       const id = await w.newIssue(title, "");
@@ -305,7 +305,7 @@ describe("issue pipeline scenarios (ADR-0064, CONTRACT §4)", () => {
   });
 });
 
-describe("the budget reaches the plan (CONTRACT §4 r2 reservation)", () => {
+describe("the budget reaches the plan (docs/issue.md reservation)", () => {
   /** Critics that block every round, in new words each time, and a producer that never fixes anything. */
   const stubborn = (c: SeenCall) => {
     if (["discover.brief", "shape.writer", "planner"].includes(c.role)) return `# ${c.role}\n\nArtifact written by ${c.role}.`;
@@ -341,7 +341,7 @@ describe("the budget reaches the plan (CONTRACT §4 r2 reservation)", () => {
   });
 });
 
-describe("producer claims on serious concerns (CONTRACT §4 r2)", () => {
+describe("producer claims on serious concerns (docs/issue.md)", () => {
   /** A shape council that raises one CRITICAL; a planner that answers it with `kind`; a reviewer that confirms claims when told to. */
   const world = (kind: string, confirm: boolean) =>
     scriptedWorld((c) => {

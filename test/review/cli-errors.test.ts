@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { byRole, errorLine, world, type World } from "../support/e2e.js";
 
 /**
- * CONTRACT §6: "An error is one line on stderr, `dissent: error: …`, naming the file,
+ * docs/errors.md: "An error is one line on stderr, `dissent: error: …`, naming the file,
  * flag or provider at fault". A user's typo of a real flag or command is the commonest
  * usage error there is.
  */

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runAudit } from "../../src/index.js";
 
 /**
- * CONTRACT §5: runAudit takes AI SDK LanguageModels of "any provider" and is the "same gate"
+ * docs/library.md: runAudit takes AI SDK LanguageModels of "any provider" and is the "same gate"
  * as the CLI; §3: the challenger gets "no tools (the request carries no tools)"; §2: structured
  * replies are asked for "never by tool calls". The CLI honours this for Anthropic (it asks by
  * prompt), but runAudit's fixed router asks every model for `responseFormat: json + schema`,
@@ -46,7 +46,7 @@ async function fakeAnthropic(reply: (n: number) => string): Promise<{ url: strin
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, seen };
 }
 
-describe("runAudit over an Anthropic challenger (CONTRACT §2, §3, §5)", () => {
+describe("runAudit over an Anthropic challenger (docs/configuration.md, §3, §5)", () => {
   it("the challenger request carries no tools", async () => {
     const { url, seen } = await fakeAnthropic((n) => (n === 0 ? "A draft." : '{"verdict":"pass","concerns":[]}'));
     const anthropic = createAnthropic({ baseURL: url, apiKey: "test-key-not-secret" });

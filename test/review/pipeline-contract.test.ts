@@ -1,5 +1,5 @@
 /**
- * Adversarial review of the issue pipeline against CONTRACT §4/§5 and ADR-0064, as a user (or an
+ * Adversarial review of the issue pipeline against docs/issue.md/§5 and ADR-0064, as a user (or an
  * acceptance suite) sees it: the built CLI against a real HTTP server speaking the OpenAI
  * chat-completions API, every role routed to ONE model and told apart by the persona's `Role:` line.
  */
@@ -25,7 +25,7 @@ interface PlanJson {
   stages: Record<string, unknown>[];
 }
 
-describe("outcome rule: hitl (CONTRACT §4)", () => {
+describe("outcome rule: hitl (docs/issue.md)", () => {
   it("two pending CRITICALs with distinct fingerprints, each raised by plan.risk_skeptic or assumption_surfacer, → hitl even when another critic raised one of them too", async () => {
     // The surfacer raises A alone; the risk skeptic raises B, and so does the builder. Both oscillate
     // (the planner ignores them) and stay pending: two distinct CRITICALs raised by escalating roles.
@@ -46,7 +46,7 @@ describe("outcome rule: hitl (CONTRACT §4)", () => {
   });
 });
 
-describe("ComplexityGate — any doubt → load_bearing (CONTRACT §4)", () => {
+describe("ComplexityGate — any doubt → load_bearing (docs/issue.md)", () => {
   it("a model answering 'Not trivial.' is not routed trivial", async () => {
     w.handler = (role) => (role === "complexity_gate" ? "Not trivial." : undefined);
     await w.run("issue", "new", "--title", "Let people pick a display name");
@@ -57,7 +57,7 @@ describe("ComplexityGate — any doubt → load_bearing (CONTRACT §4)", () => {
   });
 });
 
-describe("call budget: below the minimum is a configuration error, and the advice in the error works (CONTRACT §4 r2, §6)", () => {
+describe("call budget: below the minimum is a configuration error, and the advice in the error works (docs/issue.md, §6)", () => {
   it("11 names the minimum of 19; at 19 every stage and the reviewer run and a plan is made", async () => {
     w.config("budget: { max_calls_per_issue: 11 }");
     const first = await w.run("issue", "new", "--title", "Let people pick a display name", "--label", "dissent-load-bearing");
@@ -74,7 +74,7 @@ describe("call budget: below the minimum is a configuration error, and the advic
   });
 });
 
-describe("StageRun is the contract's shape (CONTRACT §4, §5)", () => {
+describe("StageRun is the contract's shape (docs/issue.md, §5)", () => {
   const CONTRACT_KEYS = [
     ...["stage", "phase", "rounds", "retries", "outcome", "concerns_raised", "concerns_forwarded", "duration_ms", "calls"],
     // r2

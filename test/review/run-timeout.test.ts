@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { byRole, errorLine, requestsOf, world, type World } from "../support/e2e.js";
 
 /**
- * CONTRACT §2: transport retries — including "a call that outlives call_timeout_ms, which
+ * docs/configuration.md: transport retries — including "a call that outlives call_timeout_ms, which
  * bounds each attempt" — are "at most 2 per call". Each of the 3 attempts should therefore
  * be a request the provider sees. The per-attempt timer starts once the AI SDK and the
  * provider package are loaded (issue #9, defect 21): before that fix, with a short
@@ -15,7 +15,7 @@ afterEach(async () => {
   w = undefined;
 });
 
-describe("call_timeout_ms bounds each attempt (CONTRACT §2)", () => {
+describe("call_timeout_ms bounds each attempt (docs/configuration.md)", () => {
   it("an executor that never answers in time is asked exactly 3 times, then exit 1", async () => {
     // 1.5 s is long enough for every request to reach the server on a loaded machine, and far shorter than its 60 s.
     w = await world(byRole({ executor: { delayMs: 60_000, content: "too late" } }), { callTimeoutMs: 1_500 });

@@ -14,7 +14,7 @@ afterEach(async () => {
   w = undefined;
 });
 
-describe("DISSENT_HOME (CONTRACT §2, §6)", () => {
+describe("DISSENT_HOME (docs/configuration.md, §6)", () => {
   it("DISSENT_HOME naming a regular file is a configuration error: exit 2, one line naming it", async () => {
     w = await world(byRole({ executor: { content: DRAFT } }));
     const file = w.write("not-a-dir", "x\n");

@@ -1,5 +1,5 @@
 /**
- * `dissent serve`'s JSON API (CONTRACT §8) against a store filled by real `issue plan` and
+ * `dissent serve`'s JSON API (docs/serve.md) against a store filled by real `issue plan` and
  * `issue merged` runs through a model server on 127.0.0.1: the board, one issue with its stage
  * timeline and concern lineage, the events with `seq`, the wiki, the stats and the runs.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may read the dashboard (CONTRACT §8): loopback by default; any other address only with
+ * Who may read the dashboard (docs/serve.md): loopback by default; any other address only with
  * DISSENT_SERVE_TOKEN, and then every request without the token gets 401 — the page's shell
  * included (its 401 body is the form that asks for the token, and holds no data).
  */

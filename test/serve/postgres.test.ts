@@ -1,5 +1,5 @@
 /**
- * `dissent serve` on a PostgreSQL store (CONTRACT §7, §8): the same API, and the live stream fed by
+ * `dissent serve` on a PostgreSQL store (docs/factory.md, §8): the same API, and the live stream fed by
  * LISTEN/NOTIFY — an event committed by a separate `dissent issue plan` arrives within 1 s, and a
  * reconnect with Last-Event-ID misses nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * The live stream (CONTRACT §8): an event committed by another process — a separate
+ * The live stream (docs/serve.md): an event committed by another process — a separate
  * `dissent issue plan` — reaches a client of `dissent serve` within 1 s, and a client that
  * reconnects with Last-Event-ID misses nothing and gets nothing twice.
  */

@@ -1,5 +1,5 @@
 /**
- * `dissent migrate --from-sqlite HOME` (CONTRACT §7): an embedded store copied into PostgreSQL —
+ * `dissent migrate --from-sqlite HOME` (docs/factory.md): an embedded store copied into PostgreSQL —
  * reply cache, events in their order, plans, artifacts, issues, adversarial states, wiki entries —
  * and read back by the CLI from the database exactly as it read them from the file.
  */

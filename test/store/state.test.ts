@@ -102,7 +102,7 @@ describe("AdversarialState: the fold of an issue's events", () => {
     expect(s.addressed_concerns).toEqual([resolution("A", { settled: true })]);
   });
 
-  // r2 (CONTRACT §4): a producer's resolution of a CRITICAL, HIGH or human_required concern is a claim.
+  // r2 (docs/issue.md): a producer's resolution of a CRITICAL, HIGH or human_required concern is a claim.
   it("a claim (settled: false) is recorded in addressed_concerns but the concern stays pending", () => {
     const a = concern("A", { severity: "CRITICAL" });
     const claim = resolution("A", { settled: false });

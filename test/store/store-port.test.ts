@@ -345,7 +345,7 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
     });
   });
 
-  describe("lease: one planner per issue (CONTRACT §4 r2)", () => {
+  describe("lease: one planner per issue (docs/issue.md)", () => {
     const TTL = 60_000;
     const A = { id: "run-a", host: "alpha.example", pid: 1111 };
     const B = { id: "run-b", host: "beta.example", pid: 2222 };

@@ -1,6 +1,6 @@
 /**
- * The wiki on PostgreSQL (CONTRACT §7): entries live in the database, not in files under the home;
- * `dissent wiki export DIR` writes them as the files of CONTRACT §4 and `dissent wiki import DIR`
+ * The wiki on PostgreSQL (docs/factory.md): entries live in the database, not in files under the home;
+ * `dissent wiki export DIR` writes them as the files of docs/issue.md and `dissent wiki import DIR`
  * reads hand edits back. The CLI, spawned, against a real server.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";

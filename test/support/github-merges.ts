@@ -1,6 +1,6 @@
 /**
  * The GitHub double (test/support/github-double.ts) taught the two reads of the factory's
- * post-merge handler (CONTRACT §7): an issue's events (the `closed` event names the closing
+ * post-merge handler (docs/factory.md): an issue's events (the `closed` event names the closing
  * commit) and the pull requests associated with a commit (with `merged_at`). Served through the
  * double's canned-answer hook, as GitHub documents the payloads (REST API 2022-11-28).
  */

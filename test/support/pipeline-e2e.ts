@@ -5,7 +5,7 @@ import { agreeableReply, rolesConfig } from "./roles-config.js";
 /** A reply per pipeline role (= model name); `n` counts that model's requests from 0. */
 export type ModelHandler = (model: string, n: number, req: ChatRequest) => Reply | undefined | Promise<Reply | undefined>;
 
-/** `issue plan --json` stdout, the fields these tests read (CONTRACT §4, r2 fields included). */
+/** `issue plan --json` stdout, the fields these tests read (docs/issue.md, r2 fields included). */
 export interface StageRunJson {
   stage: string;
   phase: "discover" | "shape" | "plan" | "spec";

@@ -3,7 +3,7 @@ import type { ChatRequest } from "./openai-server.js";
 
 const requestText = (req: ChatRequest): string => req.body.messages.map((m) => m.content).join("\n\n");
 
-/** A CRITICAL or HIGH finding must quote the artifact under review (CONTRACT §4 r2): scripted ones without evidence quote its first sentence. */
+/** A CRITICAL or HIGH finding must quote the artifact under review (docs/issue.md): scripted ones without evidence quote its first sentence. */
 export function quoteUnderReview(req: ChatRequest, content: string): string {
   let reply: unknown;
   try {

@@ -1,5 +1,5 @@
 /**
- * Telemetry is off by default and costs nothing then (CONTRACT §8): with no endpoint, neither
+ * Telemetry is off by default and costs nothing then (docs/serve.md): with no endpoint, neither
  * dist/telemetry nor any @opentelemetry package is loaded by the CLI — statically or at run time.
  * The attribute names written out in src/telemetry/conventions.ts are the conventions' own.
  */

@@ -1,5 +1,5 @@
 /**
- * Telemetry (CONTRACT §8): with an endpoint set, `issue plan` and `run --audit` export OTLP/HTTP
+ * Telemetry (docs/serve.md): with an endpoint set, `issue plan` and `run --audit` export OTLP/HTTP
  * traces following the GenAI semantic conventions to a local receiver — a workflow span, a span per
  * stage and round, a `chat {model}` span per call, `gen_ai.evaluation.result` events for the
  * challenger's verdict and each critic's vote — with no prompt or reply text unless log_content.
@@ -153,7 +153,7 @@ describe("traces of run", () => {
     const { w, r } = await tracedWorld();
     w.failModel("challenger");
     const run = await w.run(["run", "--audit", "--json", PROMPT]);
-    expect(run.code, run.stderr).toBe(0); // the challenger fails open (CONTRACT §3)
+    expect(run.code, run.stderr).toBe(0); // the challenger fails open (docs/run.md)
     expect(JSON.parse(run.stdout)).toMatchObject({ audit_meta: { challenger_status: "failed" } });
     const spans = r.spans();
     const challenger = spans.find((s) => s.name === "chat challenger");

@@ -52,7 +52,7 @@ export interface EngineTarget {
   model: string;
 }
 
-/** The in-process engine behind every `type: llama-cpp` provider of one configuration (CONTRACT §11). */
+/** The in-process engine behind every `type: llama-cpp` provider of one configuration (docs/local-engine.md). */
 export interface LlamaEngines {
   /** The cache identity `llama-cpp <sha256 of the model file>` (hashed once, then remembered). */
   identity(name: string, p: ProviderConfig, model: string): string;
@@ -78,7 +78,7 @@ function threadsOf(p: LlamaProvider, env: Record<string, string | undefined>): n
 /**
  * A copy of the config in which every llama-cpp provider without `max_concurrency` has the engine's
  * (its sequences): requests beyond it queue in the router, where queued time does not count against
- * call_timeout_ms (CONTRACT §2).
+ * call_timeout_ms (docs/configuration.md).
  */
 export function withEngineLimits<C extends Pick<Config, "providers">>(config: C): C {
   const providers: Config["providers"] = {};

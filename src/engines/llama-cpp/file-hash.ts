@@ -37,7 +37,7 @@ async function hashAsync(path: string): Promise<string> {
 /**
  * The sha256 of model files, computed once: remembered in memory and in a sidecar file keyed by
  * real path, size and mtime, so a multi-GB model is hashed on first use only (the reply cache is
- * keyed by the model's content, not its path — CONTRACT §11).
+ * keyed by the model's content, not its path — docs/local-engine.md).
  */
 export class ModelHashes {
   private readonly memo = new Map<string, Known>();

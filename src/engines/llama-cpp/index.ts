@@ -1,4 +1,4 @@
-/** The in-process GGUF engine (CONTRACT §11): `type: llama-cpp` providers, node-llama-cpp loaded only when a model is. */
+/** The in-process GGUF engine (docs/local-engine.md): `type: llama-cpp` providers, node-llama-cpp loaded only when a model is. */
 export {
   createLlamaEngines,
   DEFAULT_SEQUENCES,

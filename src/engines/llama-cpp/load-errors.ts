@@ -17,7 +17,7 @@ export interface LoadSite {
 export const settleLogs = () => new Promise<void>((r) => setTimeout(r, 0));
 
 /**
- * One line naming the file and what to do, for each way loading a model fails (CONTRACT §11): never
+ * One line naming the file and what to do, for each way loading a model fails (docs/local-engine.md): never
  * "internal error", never llama.cpp's bare "Failed to load model".
  */
 export function loadFailure(e: unknown, site: LoadSite): DissentError {

@@ -45,7 +45,7 @@ export interface Generation {
   outputTokens: number;
 }
 
-/** A model loaded once and shared by every role routed to it (CONTRACT §11). */
+/** A model loaded once and shared by every role routed to it (docs/local-engine.md). */
 export interface LoadedModel {
   readonly path: string;
   readonly contextSize: number;

@@ -1,7 +1,7 @@
 import { homedir } from "node:os";
 import { basename, resolve } from "node:path";
 
-/** A model on Hugging Face, downloaded once into `models_dir` under `localName` (CONTRACT §11). */
+/** A model on Hugging Face, downloaded once into `models_dir` under `localName` (docs/local-engine.md). */
 export interface HfModelRef {
   kind: "hf";
   /** The reference as node-llama-cpp reads it: `hf:user/repo:QUANT` or `hf:user/repo/path/file.gguf`. */

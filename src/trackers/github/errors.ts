@@ -64,7 +64,7 @@ function rateLimitLine(f: HttpFailure, ctx: GithubErrorContext, action: string):
 }
 
 /**
- * Turns whatever a GitHub call threw into ONE line naming the repo and what to do (CONTRACT §6),
+ * Turns whatever a GitHub call threw into ONE line naming the repo and what to do (docs/errors.md),
  * as a RunError (exit 1). The token never appears: messages are built here, and what GitHub or
  * the network said is redacted. Errors of our own pass through unchanged.
  */

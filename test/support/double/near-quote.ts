@@ -2,7 +2,7 @@ import type { Rng } from "./prng.js";
 
 /**
  * Quotes a sentence the way models do when told to quote verbatim: nearly. Each variant is one a
- * grounding check that normalises as CONTRACT §3 says must still accept.
+ * grounding check that normalises as docs/run.md says must still accept.
  */
 export function nearQuote(line: string, context: string, rng: Rng): string {
   const chars: ((s: string) => string)[] = [];

@@ -1,6 +1,6 @@
 /** Text helpers: the loose comparison a model's "I quoted that" deserves, and JSON found inside text. */
 
-/** Normalised for comparison, the way CONTRACT §3 grounds evidence (quotes, dashes, emphasis, bullets, case, spaces). */
+/** Normalised for comparison, the way docs/run.md grounds evidence (quotes, dashes, emphasis, bullets, case, spaces). */
 export function norm(text: string): string {
   return text
     .normalize("NFKC")
