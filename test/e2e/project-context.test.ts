@@ -65,7 +65,7 @@ describe("project context from the config", () => {
     writeFileSync(join(w.dir, "docs", "context.md"), "x".repeat(64 * 1024 + 1));
     const r = await w.run(["issue", "list"]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("docs/context.md is larger than 64 KiB, the limit");
+    expect(r.stderr).toMatch(/^dissent: error: .*project\.context_files: .*docs\/context\.md: is larger than 64 KiB, the limit/);
   });
 
   it("without a project, requests carry no project block (and stay as they were)", async () => {
