@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
+import { formatLimit } from "./format-limit.js";
 
 /**
  * Why a file was not read: it is not there, it is not a regular file (a folder, a FIFO, a device, a
@@ -6,15 +7,9 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
  */
 export type ReadRefusal = "missing" | "not_a_file" | "too_large" | "unreadable";
 
+
 /** A bounded read's outcome: the text, or why there is none as a phrase ("is a FIFO, not a regular file"). */
 export type BoundedRead = { ok: true; text: string } | { ok: false; refusal: ReadRefusal; reason: string };
-
-/** 1048576 → "1 MiB", 262144 → "256 KiB": limits as the docs write them (docs/limits.md). */
-export function formatLimit(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}
 
 /** What a special file is, for the refusal. */
 function kindOf(st: Stats): string {

@@ -3,7 +3,7 @@ import type { CallRecord } from "../contracts/audit.js";
 import { DissentError, Interrupted, ProviderAuthError, ProviderError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
 import type { CachedReply } from "./cache.js";
-import { formatLimit } from "../files/read.js";
+import { formatLimit } from "../files/format-limit.js";
 import { stripThink, type Parsed } from "./json.js";
 import { notAnAnswer } from "./answer-rule.js";
 import { roundUsd } from "./pricing.js";

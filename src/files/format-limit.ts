@@ -1,0 +1,9 @@
+/**
+ * 1048576 → "1 MiB", 262144 → "256 KiB": limits as the docs write them (docs/limits.md). Pure, with no Node import: the error
+ * classes the dashboard's page type-checks against reach it through reply-cap.ts.
+ */
+export function formatLimit(bytes: number): string {
+  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
