@@ -3,7 +3,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
-import { codeOf, ConfigError } from "../errors.js";
+import { ConfigError } from "../errors.js";
 import { readBounded } from "../files/read.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "../models/reply-cap.js";
 import { checkRoutes } from "../models/router.js";

@@ -1,4 +1,4 @@
-import { codeOf, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { readBounded } from "../files/read.js";
 import { GATE_RATES, type RateDef } from "./gate-metrics.js";
 import { PIPELINE_RATES } from "./pipeline-metrics.js";

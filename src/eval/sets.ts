@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { ground, groundingText } from "../adversarial/grounding.js";
-import { codeOf, UsageError } from "../errors.js";
+import { UsageError } from "../errors.js";
 import { readBounded } from "../files/read.js";
 import { sha256 } from "../hash.js";
 import { packagePath } from "../package-root.js";

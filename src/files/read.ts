@@ -7,7 +7,6 @@ import { formatLimit } from "./format-limit.js";
  */
 export type ReadRefusal = "missing" | "not_a_file" | "too_large" | "unreadable";
 
-
 /** A bounded read's outcome: the text, or why there is none as a phrase ("is a FIFO, not a regular file"). */
 export type BoundedRead = { ok: true; text: string } | { ok: false; refusal: ReadRefusal; reason: string };
 

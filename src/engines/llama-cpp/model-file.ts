@@ -1,4 +1,4 @@
-import { codeOf, ConfigError } from "../../errors.js";
+import { ConfigError } from "../../errors.js";
 import { readBytesBounded } from "../../files/read.js";
 
 /** GGUF's fixed header: magic, version (u32), tensor count (u64), metadata key/value count (u64). */
