@@ -60,6 +60,9 @@ function answer(model, messages) {
           "A 429 with Retry-After: 2 waits two seconds before retrying",
         ],
       });
+    case "verifier":
+      // The second opinion on a lone HIGH: this demo's councils raise none, so it is never asked.
+      return JSON.stringify({ evidence: "", reason: "The demo server has no opinion of its own.", verdict: "refute" });
     default:
       return JSON.stringify({ findings: [] });
   }
