@@ -3,7 +3,7 @@ import { dissent, scratch } from "../support/cli.js";
 import { freshDatabase } from "../support/postgres.js";
 import { startDissent, until } from "../support/proc.js";
 
-// `dissent events --follow` (docs/issue.md "The event log"): the log so far, then every event another
+// `dissent events --follow` (docs/issue.md "Events"): the log so far, then every event another
 // process commits, until Ctrl-C (130) or SIGTERM (143) — on SQLite and on PostgreSQL.
 
 let s: ReturnType<typeof scratch> | undefined;
