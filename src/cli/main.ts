@@ -137,6 +137,11 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--token-env <var>", "the environment variable holding the HTTP bearer token (default DISSENT_MCP_TOKEN)")
     .action(async (opts) => done(await (await import("./mcp.js")).mcpCommand(opts, io)));
 
+  const github = program.command("github").description("dissent in GitHub Actions: comment commands (docs/github-action.md).");
+  common(github.command("comment").description("Handle the /dissent command of an issue_comment event payload (what the Action runs)."))
+    .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
+    .action(async (opts) => done(await (await import("./github.js")).githubComment(opts, io)));
+
   common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine."))
     .option("--force", "overwrite an existing dissent.config.yaml")
     .action(async (opts) => done(await (await import("./init.js")).initCommand(opts, io)));

@@ -34,6 +34,13 @@ export interface CommentState {
   login: string;
 }
 
+/** A reaction on an issue comment. */
+export interface ReactionState {
+  commentId: number;
+  content: string;
+  login: string;
+}
+
 /** One request as the double received it. */
 export interface SeenRequest {
   method: string;
@@ -67,6 +74,12 @@ export interface GithubDouble {
   /** Repository labels, by lower-cased name (GitHub label names are case-insensitive). */
   labels: Map<string, LabelState>;
   comments: CommentState[];
+  /** Reactions on comments, in order. */
+  reactions: ReactionState[];
+  /** Collaborators' permissions by login (`admin`, `maintain`, `write`, `triage`, `read`); anyone else is not a collaborator (404). */
+  collaborators: Map<string, string>;
+  /** Adds a comment by someone (as if posted on GitHub); returns it. */
+  addComment(issue: number, body: string, login: string): CommentState;
   requests: SeenRequest[];
   /** Answer matching requests with a failure before the normal handling. */
   fail(f: Failure): void;
@@ -112,6 +125,8 @@ export async function startGithubDouble(
   const issues = new Map<number, IssueState>();
   const labels = new Map<string, LabelState>();
   const comments: CommentState[] = [];
+  const reactions: ReactionState[] = [];
+  const collaborators = new Map<string, string>();
   const requests: SeenRequest[] = [];
   const failures: Failure[] = [];
   let nextId = 1000;
@@ -257,6 +272,23 @@ export async function startGithubDouble(
         body: labelJson(addLabel(name, String(input.color ?? "ededed"), typeof input.description === "string" ? input.description : null)),
       };
     }
+    // GET …/collaborators/{username}/permission: `permission` folds maintain into write and triage into read; `role_name` keeps them.
+    if (method === "GET" && (m = /^\/collaborators\/([^/]+)\/permission$/.exec(rest))) {
+      const name = decodeURIComponent(m[1] ?? "");
+      const role = collaborators.get(name.toLowerCase());
+      if (role === undefined) return { status: 404, body: { message: `${name} is not a user`, documentation_url: DOCS, status: "404" } };
+      const permission = role === "maintain" ? "write" : role === "triage" ? "read" : role;
+      return { status: 200, body: { permission, role_name: role, user: { ...user, login: name } } };
+    }
+    if (method === "POST" && (m = /^\/issues\/comments\/(\d+)\/reactions$/.exec(rest))) {
+      const c = comments.find((x) => x.id === Number(m?.[1]));
+      if (!c) return notFound();
+      const content = String(input.content ?? "");
+      if (!["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"].includes(content))
+        return { status: 422, body: { message: "Validation Failed", documentation_url: DOCS } };
+      reactions.push({ commentId: c.id, content, login });
+      return { status: 201, body: { id: nextId++, node_id: "REA_1", user, content, created_at: at } };
+    }
     if (method === "PATCH" && (m = /^\/issues\/comments\/(\d+)$/.exec(rest))) {
       const c = comments.find((x) => x.id === Number(m?.[1]));
       if (!c) return notFound();
@@ -371,6 +403,13 @@ export async function startGithubDouble(
     issues,
     labels,
     comments,
+    reactions,
+    collaborators,
+    addComment(issue, body, by) {
+      const c: CommentState = { id: nextId++, issue, body, login: by };
+      comments.push(c);
+      return c;
+    },
     requests,
     fail: (f) => void failures.push({ ...f }),
     addIssue(i) {
