@@ -157,4 +157,27 @@ describe("dissent github comment --event", () => {
     expect(r.stderr).toMatch(/^dissent: error: --event .*push\.json is not an issue_comment event payload \(/);
     expect(gh.requests).toEqual([]);
   });
+
+  it("dissent factory reads comment commands too: a maintainer's resolve is handled by the next poll, once", async () => {
+    const concern = await planned();
+    const c = gh.addComment(12, `/dissent resolve ${concern} accepted the storage team owns this`, "maintainer-mia");
+    gh.addComment(12, "/dissent plan", "drive-by-dan");
+    const lines = async () => {
+      const r = await run(["factory", "--once", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      return r.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { event: string; issue: string; comment?: number; status?: string })
+        .filter((l) => l.event === "command");
+    };
+    expect(await lines()).toEqual([
+      expect.objectContaining({ event: "command", issue: "12", comment: c.id, status: "done" }),
+      expect.objectContaining({ event: "command", issue: "12", status: "refused" }),
+    ]);
+    const shown = ok<{ addressed_concerns: { concern_id: string; resolution_kind: string }[] }>(await run(["issue", "show", "12", "--json"]));
+    expect(shown.addressed_concerns).toContainEqual(expect.objectContaining({ concern_id: concern, resolution_kind: "deferred" }));
+    expect(gh.reactions.filter((r) => r.commentId === c.id).map((r) => r.content)).toEqual(["eyes", "+1"]);
+    expect(await lines()).toEqual([]); // the next poll reads them again and handles neither
+  });
 });

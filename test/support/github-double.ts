@@ -32,6 +32,8 @@ export interface CommentState {
   issue: number;
   body: string;
   login: string;
+  /** When it was created (ISO); the repository listing's `since` filters on it. */
+  at: string;
 }
 
 /** A reaction on an issue comment. */
@@ -195,8 +197,8 @@ export async function startGithubDouble(
     html_url: `${html}/issues/${c.issue}#issuecomment-${c.id}`,
     body: c.body,
     user: { ...user, login: c.login },
-    created_at: at,
-    updated_at: at,
+    created_at: c.at,
+    updated_at: c.at,
     issue_url: `${repoUrl()}/issues/${c.issue}`,
     author_association: "OWNER",
   });
@@ -280,6 +282,11 @@ export async function startGithubDouble(
       const permission = role === "maintain" ? "write" : role === "triage" ? "read" : role;
       return { status: 200, body: { permission, role_name: role, user: { ...user, login: name } } };
     }
+    if (method === "GET" && rest === "/issues/comments") {
+      const since = query.get("since");
+      const list = comments.filter((c) => since === null || c.at >= since).sort((a, b) => a.id - b.id);
+      return page(list.map(commentJson), path, query);
+    }
     if (method === "POST" && (m = /^\/issues\/comments\/(\d+)\/reactions$/.exec(rest))) {
       const c = comments.find((x) => x.id === Number(m?.[1]));
       if (!c) return notFound();
@@ -321,7 +328,7 @@ export async function startGithubDouble(
     }
     if (method === "GET" && sub === "/comments") return page(comments.filter((c) => c.issue === issue.number).map(commentJson), path, query);
     if (method === "POST" && sub === "/comments") {
-      const c: CommentState = { id: nextId++, issue: issue.number, body: String(input.body ?? ""), login };
+      const c: CommentState = { id: nextId++, issue: issue.number, body: String(input.body ?? ""), login, at: new Date().toISOString() };
       comments.push(c);
       return { status: 201, body: commentJson(c) };
     }
@@ -406,7 +413,7 @@ export async function startGithubDouble(
     reactions,
     collaborators,
     addComment(issue, body, by) {
-      const c: CommentState = { id: nextId++, issue, body, login: by };
+      const c: CommentState = { id: nextId++, issue, body, login: by, at: new Date().toISOString() };
       comments.push(c);
       return c;
     },

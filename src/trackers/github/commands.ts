@@ -16,6 +16,17 @@ export interface CommandPort {
   permission(login: string): Promise<RepoPermission>;
   /** Reacts to a comment. */
   react(commentId: number, content: CommandReaction): Promise<void>;
+  /** Issue comments of the repository updated at or after `since` (ISO time), oldest first (REST: issues/comments). */
+  commentsSince(since: string): Promise<RepoComment[]>;
+}
+
+/** An issue comment as the factory reads it for commands (docs/github-action.md). */
+export interface RepoComment {
+  id: number;
+  issue: number;
+  body: string;
+  login: string;
+  userType: string;
 }
 
 const PERMISSIONS: readonly string[] = ["admin", "maintain", "write", "triage", "read", "none"];
@@ -35,6 +46,17 @@ export function commandPort(s: GithubSession): CommandPort {
           if (statusOf(e) === 404) return "none"; // not a collaborator
           throw e;
         }
+      });
+    },
+    async commentsSince(since) {
+      const all = await s.pages("listing new issue comments", (gh, request) =>
+        gh.rest.issues.listCommentsForRepo({ owner, repo, since, sort: "created", direction: "asc", per_page: 100, request }),
+      );
+      return all.flatMap((c) => {
+        const issue = Number(/\/issues\/(\d+)$/.exec(c.issue_url)?.[1]);
+        return Number.isInteger(issue) && issue > 0
+          ? [{ id: c.id, issue, body: c.body ?? "", login: c.user?.login ?? "", userType: c.user?.type ?? "User" }]
+          : [];
       });
     },
     async react(commentId, content) {
