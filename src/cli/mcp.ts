@@ -70,6 +70,13 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
     if (d) return d;
     throw broken;
   };
+  // Tool calls still running when the server stops: a plan interrupted by SIGTERM clears its labels before the exit.
+  const inflight = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>) => {
+    inflight.add(work);
+    void work.finally(() => inflight.delete(work));
+  };
+  const settled = () => Promise.allSettled([...inflight]);
   try {
     const { createMcpServer } = await import("../mcp/server.js");
     if (http) {
@@ -77,17 +84,18 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
       const running = await startMcpHttp({
         ...http,
         ...(token !== undefined ? { token } : {}),
-        serverFor: () => createMcpServer(dissent),
+        serverFor: () => createMcpServer(dissent, track),
         warn: say,
       });
       // The one line on stderr: stdout stays free for scripts that read nothing.
       io.stderr(`dissent mcp: ${running.url}${token !== undefined ? ` (every request needs Authorization: Bearer $${tokenEnv})` : ""}\n`);
       await until(io.signal);
-      await running.close();
+      await running.close(); // every session's calls are aborted as cancelled ones…
+      await settled(); // …and stop as Ctrl-C stops a plan
       return exitCodeOf(io.signal.reason);
     }
     const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
-    const server = createMcpServer(dissent);
+    const server = createMcpServer(dissent, track);
     const transport = new StdioServerTransport(streams?.stdin, streams?.stdout);
     const hungUp = new Promise<void>((resolve) => {
       streams?.stdin.once("end", resolve);
@@ -96,7 +104,8 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
     });
     await server.connect(transport);
     await until(io.signal, hungUp);
-    await server.close();
+    await server.close(); // a client that hung up cancelled what it asked: the calls abort…
+    await settled(); // …and stop as Ctrl-C stops a plan
     return io.signal.aborted ? exitCodeOf(io.signal.reason) : 0;
   } finally {
     await d?.close().catch(() => undefined);

@@ -58,18 +58,22 @@ export function artifactNames(d: { plan: string | null; brief: string | null; sh
  * budget, cache, events, redaction and telemetry as the CLI — and any failure is a tool error with
  * dissent's one-line message.
  */
-export function registerTools(server: McpServer, dissent: () => Dissent): void {
+export function registerTools(server: McpServer, dissent: () => Dissent, track: (work: Promise<unknown>) => void = () => undefined): void {
   const issues = issueQueue();
   const guarded =
     <A>(fn: (d: Dissent, args: A, extra: Extra) => Promise<CallToolResult>) =>
-    async (args: A, extra: Extra): Promise<CallToolResult> => {
-      let d: Dissent | undefined;
-      try {
-        d = dissent(); // a config that does not load is every call's error, not a server that never starts
-        return await fn(d, args, extra);
-      } catch (e) {
-        return toolError(e, d?.redact ?? redact);
-      }
+    (args: A, extra: Extra): Promise<CallToolResult> => {
+      const work = (async () => {
+        let d: Dissent | undefined;
+        try {
+          d = dissent(); // a config that does not load is every call's error, not a server that never starts
+          return await fn(d, args, extra);
+        } catch (e) {
+          return toolError(e, d?.redact ?? redact);
+        }
+      })();
+      track(work); // a stopping server waits for it: a plan clears its labels before the process exits
+      return work;
     };
   const withCancel = async <T>(extra: Extra, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const c = cancelled(extra.signal);

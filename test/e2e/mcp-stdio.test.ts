@@ -283,3 +283,57 @@ describe("stdout carries only protocol frames", () => {
     expect(stderr).toMatch(/^dissent: warning: the challenger failed, the draft is unaudited: .*503/m);
   });
 });
+
+describe("stopping", () => {
+  test("SIGTERM during plan_issue exits 143 after the plan has cleared its running label", async () => {
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const models = await startOpenAIServer(
+      council({
+        "shape.writer": async () => {
+          await held;
+          return "# Shape\n\nRetry each upload.\n";
+        },
+      }),
+    );
+    open.push({ close: async () => (release(), await models.close()) });
+    const s = scratch("dissent-mcp-term-");
+    open.push({ close: async () => s.cleanup() });
+    s.write("dissent.config.yaml", holdConfig(models.url));
+    const env = { PATH: process.env.PATH ?? "", HOME: s.dir, DISSENT_HOME: join(s.dir, "home") };
+    const child = spawn(process.execPath, [BIN, "mcp"], { cwd: s.dir, env, stdio: ["pipe", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    let stdout = "";
+    const inShape = new Promise<void>((resolve) =>
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString("utf8");
+        if (stdout.includes('"message":"shape stage"')) resolve();
+      }),
+    );
+    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    send({
+      jsonrpc: "2.0",
+      id: 2,
+      method: "tools/call",
+      params: {
+        name: "plan_issue",
+        arguments: { title: "Retry failed uploads", body: "Uploads fail.", labels: ["dissent-load-bearing"] },
+        _meta: { progressToken: "p" },
+      },
+    });
+    await inShape;
+    child.kill("SIGTERM");
+    expect(await exited).toBe(143);
+    const shown = await dissent(["issue", "show", "1", "--json"], { cwd: s.dir, env: { DISSENT_HOME: join(s.dir, "home") } });
+    const labels = (JSON.parse(shown.stdout) as { labels: string[] }).labels;
+    expect(labels.filter((l) => l.endsWith("-running"))).toEqual([]);
+    expect(labels).toContain("dissent-plan");
+  });
+});
