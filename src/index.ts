@@ -10,16 +10,7 @@ export type { ChallengeInput, ChallengeResult } from "./gate/challenge.js";
 export { MAX_AUDIT_PASSES, MAX_REVISION_PASSES, type GateResult } from "./gate/audit-gate.js";
 
 // The CLI's wiring as a library (docs/library.md).
-export {
-  createDissent,
-  type CacheMode,
-  type ChallengeCall,
-  type ChallengeOutcome,
-  type CreateDissentOptions,
-  type Dissent,
-  type KnownGap,
-  type RunInput,
-} from "./dissent.js";
+export { createDissent, type CacheMode, type CreateDissentOptions, type Dissent, type RunInput } from "./dissent.js";
 export type { Config } from "./contracts/config.js";
 export type { EventQuery, Store, StoredEvent } from "./store/port.js";
 export type { PlanReport, TrackedIssue, Tracker } from "./trackers/port.js";
