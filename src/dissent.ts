@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { embeddedIntro, embeddedUnavailable, knownDefaultModel } from "./config/defaults.js";
 import { configFromObject, loadConfig, OLLAMA_HINT, textOrFile } from "./config/load.js";
-import type { RunOutput } from "./contracts/audit.js";
+import type { AuditMeta, RunOutput } from "./contracts/audit.js";
+import type { ChallengeInput, ChallengeResult } from "./gate/challenge.js";
 import type { ConcernResolution, ResolutionKind } from "./contracts/concern.js";
 import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.js";
 import type { Config } from "./contracts/config.js";
@@ -64,6 +65,35 @@ export interface RunInput {
   cache?: CacheMode;
   /** Told as each step starts. */
   progress?: (step: "executor" | "challenger" | "revising") => void;
+  /** Aborts this run's model calls only (an MCP request that was cancelled); the instance's signal aborts every run. */
+  signal?: AbortSignal;
+  /** Constraints and policies are text only, never read as file paths (a request from another process, docs/mcp.md). */
+  textOnly?: boolean;
+}
+
+/** What `challenge` takes: a draft the caller already has, audited by the configured challenger (ADR-009 §2's four fields). */
+export interface ChallengeCall extends ChallengeInput {
+  /** How the reply cache is used. Default `use`. */
+  cache?: CacheMode;
+  /** Aborts this call only. */
+  signal?: AbortSignal;
+  /** Constraints and policies are text only, never read as file paths (a request from another process, docs/mcp.md). */
+  textOnly?: boolean;
+}
+
+/** `challenge`'s answer: the challenger step's result and the run id its ModelCall event carries. */
+export type ChallengeOutcome = ChallengeResult & { run_id: string };
+
+/** A wiki entry relevant to a piece of text (docs/issue.md, carryover): what shipped with a known gap there. */
+export interface KnownGap {
+  id: string;
+  title: string;
+  severity: string;
+  category: string;
+  /** The pull requests it shipped in. */
+  prs: number[];
+  /** The issues it was raised on. */
+  issues: string[];
 }
 
 /** The pipeline's wiring as a library: the CLI is a thin shell over this (docs/library.md). */
@@ -84,6 +114,14 @@ export interface Dissent {
   callContext(mode?: CacheMode, roles?: readonly string[]): Promise<CallContext>;
   /** `dissent run`: executor → (audit) challenger → at most one revision. */
   run(input: RunInput): Promise<RunOutput>;
+  /**
+   * The challenger step on a draft the caller already has (docs/mcp.md `challenge`): the configured
+   * challenger route, the store's reply cache, a ModelCall event and telemetry, as `run --audit`'s
+   * challenger call; the executor is not called. A failed challenger is `status: "failed"` (fail open).
+   */
+  challenge(input: ChallengeCall): Promise<ChallengeOutcome>;
+  /** The wiki entries relevant to a piece of text, by the assumption surfacer's own relevance (docs/issue.md). */
+  knownGaps(text: string): Promise<KnownGap[]>;
   /** `dissent issue plan`: the ComplexityGate, then (load-bearing) the four adversarial stages and the plan reviewer (docs/issue.md). */
   planIssue(
     id: string,
@@ -98,6 +136,8 @@ export interface Dissent {
       lease?: { ttlMs?: number; renewMs?: number };
       /** Plan an issue whose plan is already `ready` again (`--replan`); without it that is a UsageError (docs/issue.md). */
       replan?: boolean;
+      /** Aborts this plan only, as Ctrl-C does (labels cleared, lease released, resumable from the cache). */
+      signal?: AbortSignal;
     },
   ): Promise<PlanResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
@@ -234,7 +274,16 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         )
       : Promise.resolve(undefined));
 
-  const callContext = async (mode: CacheMode, extra: Partial<CallContext> = {}): Promise<CallContext> => {
+  /** A caller's constraints or policies: text, or (unless text only) the file each names. */
+  const entries = (given: readonly string[] | undefined, textOnly: boolean | undefined, what: string) =>
+    (given ?? []).map((e) => (textOnly ? e : textOrFile(e, cwd, what)));
+  /** The instance's signal, joined with one call's own (an MCP request cancelled alone). */
+  const signalOf = (own: AbortSignal | undefined): { signal?: AbortSignal } => {
+    const all = [opts.signal, own].filter((x): x is AbortSignal => x !== undefined);
+    return all.length === 0 ? {} : { signal: all.length === 1 ? (all[0] as AbortSignal) : AbortSignal.any(all) };
+  };
+  const callContext = async (mode: CacheMode, given: Partial<CallContext> = {}): Promise<CallContext> => {
+    const { signal: own, ...extra } = given;
     const s = await storeOf();
     return {
       router: await routerOf(),
@@ -244,7 +293,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       timeoutMs: config.callTimeoutMs,
       maxRetries: 2,
       backoffMs: config.retryBackoffMs,
-      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...signalOf(own),
       redact,
       logContent: config.logContent,
       ...(opts.onCall ? { observe: opts.onCall } : {}),
@@ -288,13 +337,14 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         runId,
         emit: (e) => s.append([e]).then(() => undefined),
         ...(trace ? { observe: trace.observer(opts.onCall) } : {}),
+        ...(input.signal ? { signal: input.signal } : {}),
       });
       const gate = () =>
         auditGate(
           {
             prompt: input.prompt,
-            constraints: [...config.constraints, ...(input.constraints ?? []).map((c) => textOrFile(c, cwd, "constraint file"))],
-            policies: [...config.policies, ...(input.policies ?? []).map((p) => textOrFile(p, cwd))],
+            constraints: [...config.constraints, ...entries(input.constraints, input.textOnly, "constraint file")],
+            policies: [...config.policies, ...entries(input.policies, input.textOnly, "policy file")],
             audit,
           },
           { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
@@ -310,6 +360,61 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           cost_usd: sumUsd(result.calls.map((c) => c.cost_usd)),
         },
       };
+    },
+
+    async challenge(input) {
+      const mode = input.cache ?? "use";
+      if (mode !== "replay") requireKeys(config, env, ["challenger"]);
+      if (mode !== "replay") await prepareModels(["challenger"]);
+      const runId = randomUUID();
+      const s = await storeOf();
+      const trace = (await telemetryOf())?.run(runId, true);
+      const ctx = await callContext(mode, {
+        runId,
+        emit: (e) => s.append([e]).then(() => undefined),
+        ...(trace ? { observe: trace.observer(opts.onCall) } : {}),
+        ...(input.signal ? { signal: input.signal } : {}),
+      });
+      const { challengeWith } = await import("./gate/challenge.js");
+      const challenged = async () => {
+        const r = await challengeWith((meta, request, parse) => callModel(meta, request, ctx, parse), {
+          prompt: input.prompt,
+          draft: input.draft,
+          constraints: [...config.constraints, ...entries(input.constraints, input.textOnly, "constraint file")],
+          policies: [...config.policies, ...entries(input.policies, input.textOnly, "policy file")],
+        });
+        // The trace records the verdict as `run --audit`'s does: an audit pass with no revision.
+        const audit_meta: AuditMeta = {
+          audit_used: true,
+          audit_verdict: r.verdict,
+          revised: false,
+          audit_passes: 1,
+          revision_passes: 0,
+          challenger_status: r.status,
+          ...(r.error !== undefined ? { challenger_error: r.error } : {}),
+          concerns: r.concerns.length,
+          ungrounded_concerns: r.ungrounded.length,
+          invalid_concerns: r.invalid.length,
+        };
+        return { audit_meta, r };
+      };
+      const { r: result } = await (trace ? trace.wrap(challenged) : challenged());
+      // The gate fails open (ADR-009 §4): a failed challenger is a warning, as in `run --audit`.
+      if (result.status === "failed") warn(`the challenger failed, the draft is unaudited: ${result.error ?? "no reply"}`);
+      return { ...result, run_id: runId };
+    },
+
+    async knownGaps(text) {
+      const [{ readWiki }, { fittingGaps, relevantEntries }] = await Promise.all([import("./carryover/wiki.js"), import("./carryover/relevance.js")]);
+      const entries = await readWiki((await storeOf()).wiki, warn);
+      return fittingGaps(relevantEntries(entries, text, config.wiki), config.wiki.maxChars).map((e) => ({
+        id: e.id,
+        title: e.title,
+        severity: e.severity,
+        category: e.category,
+        prs: e.prs,
+        issues: e.issues,
+      }));
     },
 
     async planIssue(id, o = {}) {
@@ -338,7 +443,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const { knownGapsFor } = await import("./carryover/relevance.js");
       const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
-      const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
+      const calls = await callContext(mode, { ...(hooks ? { observe: hooks.observe } : {}), ...(o.signal ? { signal: o.signal } : {}) });
       const planned = () =>
         plan(id.replace(/^#/, ""), {
           store: s,

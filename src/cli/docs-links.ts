@@ -18,6 +18,8 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
   serve: "docs/serve.md",
   init: "docs/local-engine.md#dissent-init",
   doctor: "docs/local-engine.md#dissent-doctor",
+  mcp: "docs/mcp.md",
+  github: "docs/github-action.md",
 };
 
 /** The line at the bottom of a command's --help: the page by its name, then where that file is here. */

@@ -32,6 +32,8 @@ function summary(e: DissentEvent): string {
       return `${[...e.added.map((l) => `+${l}`), ...e.removed.map((l) => `-${l}`)].join(" ")}`;
     case "IssuePlanFailed":
       return `attempt ${e.attempt}: ${e.error}${e.retry_at ? ` (retry after ${e.retry_at})` : ""}`;
+    case "CommentCommand":
+      return `comment ${e.comment_id} by @${e.user}: ${e.command} → ${e.outcome}${e.detail ? ` (${e.detail})` : ""}`;
   }
 }
 

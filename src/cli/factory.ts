@@ -60,15 +60,25 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
           onLost: (e) => lost.abort(e),
         })
       : localQueue(store);
+    const line = lineWriter((t) => io.stdout(t), Boolean(opts.json));
+    // The GitHub tracker's comment commands are read by every poll too (docs/github-action.md).
+    const dissent = d;
+    const commands =
+      tracker.kind === "github"
+        ? (await import("../github/poll-comments.js")).commentPoller(dissent, {
+            told: (o) => line({ event: "command", issue: o.issue, comment: o.comment_id, command: o.command, status: o.status, detail: o.detail }),
+          })
+        : undefined;
     const result = await runFactory({
       planner: d,
       store,
       tracker,
       queue,
       settings,
-      line: lineWriter((t) => io.stdout(t), Boolean(opts.json)),
+      line,
       warn,
       signal: io.signal,
+      ...(commands ? { commands } : {}),
       interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
       lost: lost.signal,
     });

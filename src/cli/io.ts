@@ -1,3 +1,4 @@
+import type { Readable, Writable } from "node:stream";
 import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
 import { missingOptional } from "../opt-in.js";
 import { redact as redactKnown } from "../redact.js";
@@ -18,6 +19,8 @@ export interface Io {
   signal: AbortSignal;
   /** Every write passes through this (docs/errors.md: secrets never reach stdout or stderr). */
   redact: (text: string) => string;
+  /** The raw stdin and stdout, for a protocol that owns them (`dissent mcp` over stdio, docs/mcp.md). */
+  streams?: { stdin: Readable; stdout: Writable };
 }
 
 /** Terminal control sequences and control characters, removed from titles and model text shown in tables. */
@@ -120,6 +123,7 @@ export function processIo(): Io {
     cwd: process.cwd(),
     signal: controller.signal,
     redact: (t) => redactKnown(t),
+    streams: { stdin: process.stdin, stdout: process.stdout },
   };
   return io;
 }

@@ -132,6 +132,16 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--host <host>", "address to bind (anything but loopback needs DISSENT_SERVE_TOKEN)", "127.0.0.1")
     .action(async (opts) => done(await (await import("./serve.js")).serveCommand(opts, io)));
 
+  common(program.command("mcp").description("dissent's tools for coding agents over the Model Context Protocol (stdio, or --http)."))
+    .option("--http <host:port>", "serve Streamable HTTP at /mcp instead of stdio (anything but loopback needs a token)")
+    .option("--token-env <var>", "the environment variable holding the HTTP bearer token (default DISSENT_MCP_TOKEN)")
+    .action(async (opts) => done(await (await import("./mcp.js")).mcpCommand(opts, io)));
+
+  const github = program.command("github").description("dissent in GitHub Actions: comment commands (docs/github-action.md).");
+  common(github.command("comment").description("Handle the /dissent command of an issue_comment event payload (what the Action runs)."))
+    .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
+    .action(async (opts) => done(await (await import("./github.js")).githubComment(opts, io)));
+
   common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine."))
     .option("--force", "overwrite an existing dissent.config.yaml")
     .action(async (opts) => done(await (await import("./init.js")).initCommand(opts, io)));

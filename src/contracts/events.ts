@@ -126,6 +126,17 @@ export const LabelChanged = z.object({
   labels: z.array(z.string()),
 });
 
+/** A `/dissent` comment command was handled (docs/github-action.md): recorded so one comment is handled once. */
+export const CommentCommandHandled = z.object({
+  type: z.literal("CommentCommand"),
+  ...base,
+  comment_id: z.number().int(),
+  user: z.string(),
+  command: z.string(),
+  outcome: z.enum(["done", "refused", "failed"]),
+  detail: z.string().optional(),
+});
+
 /** Every event dissent records, one discriminated union (docs/issue.md). */
 export const DissentEvent = z.discriminatedUnion("type", [
   AdversarialStageStarted,
@@ -140,6 +151,7 @@ export const DissentEvent = z.discriminatedUnion("type", [
   ModelCallEvent,
   IssuePlanFailed,
   ConcernBlocked,
+  CommentCommandHandled,
 ]);
 export type DissentEvent = z.infer<typeof DissentEvent>;
 export type EventType = DissentEvent["type"];

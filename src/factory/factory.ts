@@ -28,6 +28,8 @@ export interface FactoryDeps {
   interrupt: (reason: unknown) => void;
   /** Aborted, with the error, when the queue's database went away: the factory stops as on any fatal error. */
   lost?: AbortSignal;
+  /** Handles new comment commands, once per poll (the GitHub tracker: docs/github-action.md). */
+  commands?: () => Promise<void>;
   now?: () => number;
 }
 
@@ -117,6 +119,7 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
         const found = await poll({ ...deps, reported, now });
         result.gaveUp += settings.once ? found.gaveUp.length : 0;
         await carryMerges(deps);
+        await deps.commands?.();
       } catch (e) {
         trouble(e, "polling the tracker");
       }

@@ -13,6 +13,8 @@ export type FactoryLine =
   | { event: "interrupted"; issue: string; cycle: number }
   | { event: "merged"; issue: string; pr: number; gaps: number; wiki_entries: string[] }
   | { event: "gave_up"; issue: string; cycle: number; attempts: number; error: string | null }
+  /** A `/dissent` comment command handled (docs/github-action.md). */
+  | { event: "command"; issue: string; comment: number; command: string | null; status: string; detail: string }
   /** An issue past a ceiling of its life (docs/issue.md): not planned again until `setting` is raised. */
   | { event: "ceiling"; issue: string; cycle: number; setting: string; error: string };
 
@@ -40,6 +42,8 @@ export function textLine(l: FactoryLine): string {
       return `${who} interrupted · state saved · the next factory (or dissent issue plan ${l.issue}) resumes it`;
     case "merged":
       return `${who} merged in PR #${l.pr} · ${plural(l.gaps, "known gap")} shipped${l.wiki_entries.length ? ` · wiki: ${l.wiki_entries.join(", ")}` : ""}`;
+    case "command":
+      return `${who} comment ${l.comment} ${l.status}: ${l.detail}`;
     case "ceiling":
       return `${who} not planned: ${l.error} · not retried until ${l.setting} is raised`;
     case "gave_up":

@@ -20,13 +20,19 @@ export function isLoopback(host: string): boolean {
  * loopback without DISSENT_SERVE_TOKEN is refused (docs/serve.md); once set, the token is required
  * on every address, loopback included.
  */
-export function serveToken(host: string, env: Record<string, string | undefined>): string | undefined {
-  const token = env[TOKEN_ENV];
+export function serveToken(
+  host: string,
+  env: Record<string, string | undefined>,
+  /** `dissent mcp --http` names its own variable and flag (docs/mcp.md). */
+  o: { tokenEnv?: string; flag?: string } = {},
+): string | undefined {
+  const name = o.tokenEnv ?? TOKEN_ENV;
+  const token = env[name];
   if (token !== undefined && token.trim() === "")
-    throw new UsageError(`${TOKEN_ENV} is set but empty: give it a secret, or unset it to serve on loopback without one`);
+    throw new UsageError(`${name} is set but empty: give it a secret, or unset it to serve on loopback without one`);
   if (token === undefined && !isLoopback(host)) {
     throw new UsageError(
-      `--host ${host} is not a loopback address: set ${TOKEN_ENV} to a secret first (every request must then carry Authorization: Bearer <token>)`,
+      `${o.flag ?? "--host"} ${host} is not a loopback address: set ${name} to a secret first (every request must then carry Authorization: Bearer <token>)`,
     );
   }
   return token;

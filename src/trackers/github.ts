@@ -2,13 +2,24 @@ import type { TrackerConfig } from "../contracts/config.js";
 import { ConfigError, DissentError, Interrupted, RunError, UsageError } from "../errors.js";
 import { readPages } from "./github/pages.js";
 import { DEFAULT_OPTIONS, githubClient, type GithubClient, type GithubOptions, type GithubSession } from "./github/client.js";
-import { MERGED_MARKER, PLAN_MARKER, mergedComment, planComment } from "./github/render.js";
+import { MERGED_MARKER, PLAN_MARKER, REPLY_MARKER, mergedComment, planComment } from "./github/render.js";
+import { commandPort, type CommandPort } from "./github/commands.js";
 import { commentWriter } from "./github/comments.js";
 import { githubError, type GithubErrorContext } from "./github/errors.js";
 import { moveLabels } from "./github/labels.js";
 import type { MergedClosure, TrackedIssue, Tracker } from "./port.js";
 
 export type { GithubOptions } from "./github/client.js";
+
+/** The GitHub tracker, with what comment commands need (docs/github-action.md). */
+export interface GithubTracker extends Tracker, CommandPort {
+  readonly kind: "github";
+  /** dissent's one reply comment on an issue (refusals, answers when there is no plan yet), updated in place. */
+  reply(id: string, body: string): Promise<void>;
+}
+
+/** True for the GitHub tracker. */
+export const isGithubTracker = (t: Tracker): t is GithubTracker => t.kind === "github" && "reply" in t;
 
 type GithubConfig = Extract<TrackerConfig, { type: "github" }>;
 
@@ -82,7 +93,7 @@ export function issueNumber(id: string): number {
  * own (also found by its marker, so recording it twice leaves one), which notifies the issue's
  * watchers and leaves the plan comment as the plan of record. Octokit loads on first use.
  */
-export function githubTracker(config: GithubConfig, env: Record<string, string | undefined>, source: string, options: GithubOptions = {}): Tracker {
+export function githubTracker(config: GithubConfig, env: Record<string, string | undefined>, source: string, options: GithubOptions = {}): GithubTracker {
   const tokenEnv = config.token_env;
   const token = env[tokenEnv];
   if (!token) throw new ConfigError(`${source}: tracker github (${config.repo}) needs a token in the environment variable ${tokenEnv}, which is not set`);
@@ -142,6 +153,11 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
   return {
     kind: "github",
     name: config.repo,
+    ...commandPort(session),
+    async reply(id, body) {
+      const n = issueNumber(id);
+      await writeComment(n, REPLY_MARKER, `${REPLY_MARKER}\n${body}\n`);
+    },
     async get(id) {
       return getIssue(issueNumber(id));
     },

@@ -16,6 +16,8 @@ export interface PlanReport {
   plan: string;
   acceptanceCriteria: string[];
   pendingConcerns: Concern[];
+  /** The last comment command's answer (docs/github-action.md), shown under the concerns. */
+  note?: string;
 }
 
 /** An issue closed by a merged pull request (a closing reference), for the factory's post-merge handler (docs/factory.md). */

@@ -32,6 +32,15 @@ export interface CommentState {
   issue: number;
   body: string;
   login: string;
+  /** When it was created (ISO); the repository listing's `since` filters on it. */
+  at: string;
+}
+
+/** A reaction on an issue comment. */
+export interface ReactionState {
+  commentId: number;
+  content: string;
+  login: string;
 }
 
 /** One request as the double received it. */
@@ -67,6 +76,12 @@ export interface GithubDouble {
   /** Repository labels, by lower-cased name (GitHub label names are case-insensitive). */
   labels: Map<string, LabelState>;
   comments: CommentState[];
+  /** Reactions on comments, in order. */
+  reactions: ReactionState[];
+  /** Collaborators' permissions by login (`admin`, `maintain`, `write`, `triage`, `read`); anyone else is not a collaborator (404). */
+  collaborators: Map<string, string>;
+  /** Adds a comment by someone (as if posted on GitHub); returns it. */
+  addComment(issue: number, body: string, login: string): CommentState;
   requests: SeenRequest[];
   /** Answer matching requests with a failure before the normal handling. */
   fail(f: Failure): void;
@@ -112,6 +127,8 @@ export async function startGithubDouble(
   const issues = new Map<number, IssueState>();
   const labels = new Map<string, LabelState>();
   const comments: CommentState[] = [];
+  const reactions: ReactionState[] = [];
+  const collaborators = new Map<string, string>();
   const requests: SeenRequest[] = [];
   const failures: Failure[] = [];
   let nextId = 1000;
@@ -180,8 +197,8 @@ export async function startGithubDouble(
     html_url: `${html}/issues/${c.issue}#issuecomment-${c.id}`,
     body: c.body,
     user: { ...user, login: c.login },
-    created_at: at,
-    updated_at: at,
+    created_at: c.at,
+    updated_at: c.at,
     issue_url: `${repoUrl()}/issues/${c.issue}`,
     author_association: "OWNER",
   });
@@ -257,6 +274,28 @@ export async function startGithubDouble(
         body: labelJson(addLabel(name, String(input.color ?? "ededed"), typeof input.description === "string" ? input.description : null)),
       };
     }
+    // GET …/collaborators/{username}/permission: `permission` folds maintain into write and triage into read; `role_name` keeps them.
+    if (method === "GET" && (m = /^\/collaborators\/([^/]+)\/permission$/.exec(rest))) {
+      const name = decodeURIComponent(m[1] ?? "");
+      const role = collaborators.get(name.toLowerCase());
+      if (role === undefined) return { status: 404, body: { message: `${name} is not a user`, documentation_url: DOCS, status: "404" } };
+      const permission = role === "maintain" ? "write" : role === "triage" ? "read" : role;
+      return { status: 200, body: { permission, role_name: role, user: { ...user, login: name } } };
+    }
+    if (method === "GET" && rest === "/issues/comments") {
+      const since = query.get("since");
+      const list = comments.filter((c) => since === null || c.at >= since).sort((a, b) => a.id - b.id);
+      return page(list.map(commentJson), path, query);
+    }
+    if (method === "POST" && (m = /^\/issues\/comments\/(\d+)\/reactions$/.exec(rest))) {
+      const c = comments.find((x) => x.id === Number(m?.[1]));
+      if (!c) return notFound();
+      const content = String(input.content ?? "");
+      if (!["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"].includes(content))
+        return { status: 422, body: { message: "Validation Failed", documentation_url: DOCS } };
+      reactions.push({ commentId: c.id, content, login });
+      return { status: 201, body: { id: nextId++, node_id: "REA_1", user, content, created_at: at } };
+    }
     if (method === "PATCH" && (m = /^\/issues\/comments\/(\d+)$/.exec(rest))) {
       const c = comments.find((x) => x.id === Number(m?.[1]));
       if (!c) return notFound();
@@ -289,7 +328,7 @@ export async function startGithubDouble(
     }
     if (method === "GET" && sub === "/comments") return page(comments.filter((c) => c.issue === issue.number).map(commentJson), path, query);
     if (method === "POST" && sub === "/comments") {
-      const c: CommentState = { id: nextId++, issue: issue.number, body: String(input.body ?? ""), login };
+      const c: CommentState = { id: nextId++, issue: issue.number, body: String(input.body ?? ""), login, at: new Date().toISOString() };
       comments.push(c);
       return { status: 201, body: commentJson(c) };
     }
@@ -371,6 +410,13 @@ export async function startGithubDouble(
     issues,
     labels,
     comments,
+    reactions,
+    collaborators,
+    addComment(issue, body, by) {
+      const c: CommentState = { id: nextId++, issue, body, login: by, at: new Date().toISOString() };
+      comments.push(c);
+      return c;
+    },
     requests,
     fail: (f) => void failures.push({ ...f }),
     addIssue(i) {

@@ -129,7 +129,7 @@ describe("GitHub tracker: the plan comment", () => {
   });
 
   it("updates the same comment in place on re-plan, from this process or a later one", async () => {
-    gh.comments.push({ id: 1, issue: 12, body: "> <!-- dissent:plan -->\n> quoted by a person", login: "someone" });
+    gh.comments.push({ id: 1, issue: 12, body: "> <!-- dissent:plan -->\n> quoted by a person", login: "someone", at: "2024-05-01T12:00:00Z" });
     const t = trackerOn(gh);
     await t.publishPlan("#12", report("First plan."));
     const [first] = ours("<!-- dissent:plan -->");

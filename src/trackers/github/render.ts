@@ -4,6 +4,8 @@ import type { PlanReport } from "../port.js";
 /** Hidden markers that find dissent's comments again; a comment is ours when its body starts with one. */
 export const PLAN_MARKER = "<!-- dissent:plan -->";
 export const MERGED_MARKER = "<!-- dissent:merged -->";
+/** dissent's reply to comment commands when there is no plan comment to update (docs/github-action.md). */
+export const REPLY_MARKER = "<!-- dissent:reply -->";
 
 /** GitHub refuses comment bodies over 65,536 characters; stay clear of it. */
 const MAX_BODY = 65_000;
@@ -47,6 +49,7 @@ export function planComment(issueId: string, report: PlanReport): string {
     "",
     ...(report.pendingConcerns.length ? report.pendingConcerns.map(concernLine) : ["_none_"]),
     "",
+    ...(report.note ? [`> ${oneLine(report.note)}`, ""] : []),
     `<sub>Written by dissent and updated in place on every \`dissent issue plan ${issueId}\`.</sub>`,
     "",
   ];

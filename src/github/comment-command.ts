@@ -1,0 +1,94 @@
+import { RESOLUTION_KINDS, type ResolutionKind } from "../contracts/concern.js";
+
+/**
+ * A `/dissent` comment command (docs/github-action.md), as read from an issue comment. Only a line
+ * of the comment's own text counts: a quoted line (`>`) or a line in a code block is somebody
+ * showing a command, not giving one.
+ */
+export type CommentCommand =
+  | { name: "plan" }
+  | { name: "replan" }
+  | { name: "route"; label: "dissent-trivial" | "dissent-load-bearing" }
+  | { name: "resolve"; concern: string; kind: ResolutionKind; said: string; note: string }
+  | { name: "implement" }
+  | { name: "unknown"; text: string };
+
+/** The words a maintainer writes after `/dissent resolve ID`, and the resolution each records (docs/github-action.md). */
+export const RESOLVE_WORDS: Readonly<Record<string, ResolutionKind>> = {
+  fixed: "addressed-in-code",
+  accepted: "deferred", // the risk is accepted: shipped knowingly
+  rejected: "ignored", // not a real problem
+  ...Object.fromEntries(RESOLUTION_KINDS.map((k) => [k, k])),
+};
+
+/** A comment body is read up to here (GitHub's own limit is 65,536 characters). */
+const MAX_BODY = 65_536;
+const COMMAND_LINE = /^\/dissent(?:\s+(.*))?$/;
+
+/** The lines of a comment that are its own words: outside fenced code blocks, quotes and indented code. */
+function ownLines(body: string): string[] {
+  const out: string[] = [];
+  let fence: string | undefined;
+  for (const raw of body.slice(0, MAX_BODY).split(/\r?\n/)) {
+    const fenceMark = /^ {0,3}(`{3,}|~{3,})/.exec(raw)?.[1];
+    if (fence !== undefined) {
+      if (fenceMark && fenceMark[0] === fence[0] && fenceMark.length >= fence.length && raw.trim() === fenceMark) fence = undefined;
+      continue;
+    }
+    if (fenceMark) {
+      fence = fenceMark;
+      continue;
+    }
+    if (/^ {0,3}>/.test(raw) || /^( {4}|\t)/.test(raw)) continue; // a quote, or indented code
+    out.push(raw.trim());
+  }
+  return out;
+}
+
+/** Reads one command's words. */
+function commandOf(words: string): CommentCommand {
+  const [name = "", ...rest] = words.split(/\s+/).filter(Boolean);
+  switch (name.toLowerCase()) {
+    case "plan":
+      return { name: "plan" };
+    case "replan":
+      return { name: "replan" };
+    case "trivial":
+      return { name: "route", label: "dissent-trivial" };
+    case "load-bearing":
+      return { name: "route", label: "dissent-load-bearing" };
+    case "implement":
+      return { name: "implement" };
+    case "resolve": {
+      const [concern, said, ...note] = rest;
+      const kind = said === undefined ? undefined : RESOLVE_WORDS[said.toLowerCase()];
+      if (!concern || !said || !kind) return { name: "unknown", text: `resolve ${rest.join(" ")}`.trim() };
+      return { name: "resolve", concern, kind, said: said.toLowerCase(), note: note.join(" ") };
+    }
+    default:
+      return { name: "unknown", text: words.trim() };
+  }
+}
+
+/** The first command a comment gives, or undefined when it gives none. */
+export function parseCommentCommand(body: string): CommentCommand | undefined {
+  for (const line of ownLines(body)) {
+    const m = COMMAND_LINE.exec(line);
+    if (m) return commandOf((m[1] ?? "").slice(0, 2_000));
+  }
+  return undefined;
+}
+
+/** How a command reads back in a reply: `/dissent resolve C-1 fixed`. */
+export function commandText(c: CommentCommand): string {
+  switch (c.name) {
+    case "route":
+      return `/dissent ${c.label === "dissent-trivial" ? "trivial" : "load-bearing"}`;
+    case "resolve":
+      return `/dissent resolve ${c.concern} ${c.said}`;
+    case "unknown":
+      return `/dissent ${c.text}`.slice(0, 200);
+    default:
+      return `/dissent ${c.name}`;
+  }
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from "vitest";
+import { parseCommentCommand } from "../../src/github/comment-command.js";
+
+describe("reading a /dissent command from a comment (docs/github-action.md)", () => {
+  it.each([
+    ["/dissent plan", { name: "plan" }],
+    ["Thanks!\r\n\r\n/dissent replan\r\n", { name: "replan" }],
+    ["  /dissent trivial  ", { name: "route", label: "dissent-trivial" }],
+    ["/dissent load-bearing", { name: "route", label: "dissent-load-bearing" }],
+    ["/dissent implement", { name: "implement" }],
+    [
+      "/dissent resolve DISC-3 fixed by the retry patch",
+      { name: "resolve", concern: "DISC-3", kind: "addressed-in-code", said: "fixed", note: "by the retry patch" },
+    ],
+    ["/dissent resolve DISC-3 Accepted", { name: "resolve", concern: "DISC-3", kind: "deferred", said: "accepted", note: "" }],
+    ["/dissent resolve DISC-3 rejected", { name: "resolve", concern: "DISC-3", kind: "ignored", said: "rejected", note: "" }],
+    ["/dissent resolve DISC-3 addressed-in-test", { name: "resolve", concern: "DISC-3", kind: "addressed-in-test", said: "addressed-in-test", note: "" }],
+    ["/dissent resolve DISC-3 maybe", { name: "unknown", text: "resolve DISC-3 maybe" }],
+    ["/dissent", { name: "unknown", text: "" }],
+  ])("%j", (body, want) => {
+    expect(parseCommentCommand(body)).toEqual(want);
+  });
+
+  it.each([
+    "> /dissent plan",
+    "   > /dissent plan",
+    "```\n/dissent plan\n```",
+    "~~~md\n/dissent resolve X fixed\n~~~",
+    "    /dissent plan",
+    "Please run `/dissent plan` when ready.",
+    "/dissentplan",
+    "We could /dissent plan later.",
+  ])("not a command: %j", (body) => {
+    expect(parseCommentCommand(body)).toBeUndefined();
+  });
+
+  it("the first command outside quotes and fences counts, after an unclosed fence nothing does", () => {
+    expect(parseCommentCommand("> /dissent replan\n```\n/dissent plan\n```\n/dissent trivial\n/dissent plan")).toEqual({
+      name: "route",
+      label: "dissent-trivial",
+    });
+    expect(parseCommentCommand("```\n/dissent plan")).toBeUndefined();
+  });
+});
