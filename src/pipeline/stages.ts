@@ -3,8 +3,8 @@ import type { StageSpec } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { TransientLabel } from "../contracts/labels.js";
 
-/** The artifacts the pipeline builds, by name. */
-export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria";
+/** The artifacts the pipeline builds, by name; `diff` is an implementation's, under review (docs/implement.md). */
+export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria" | "diff";
 
 /** One adversarial stage: a producer role re-run against a council of critic roles. */
 export interface PipelineStage extends StageSpec {

@@ -13,7 +13,7 @@ export type { GithubOptions } from "./github/client.js";
 type GithubConfig = Extract<TrackerConfig, { type: "github" }>;
 
 /** An issue closed by a merged pull request while in one of these states is carried over (docs/factory.md). */
-const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan"];
+const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan", "dissent-implementing", "dissent-review"];
 
 /** Env knob for the spacing between writes, in ms (unset: the throttling plugin's, as GitHub advises). */
 export const WRITE_INTERVAL_ENV = "DISSENT_GITHUB_WRITE_INTERVAL_MS";

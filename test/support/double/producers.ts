@@ -6,7 +6,7 @@ import { contains } from "./text.js";
 import type { Defect, Stage } from "./types.js";
 import { defectsOf, recognise, STAGE_OF } from "./world.js";
 
-const ORDER: readonly Stage[] = ["discover", "shape", "plan", "spec"];
+const ORDER: readonly Stage[] = ["discover", "shape", "plan", "spec", "implement"];
 
 interface Addressed {
   concern_id: string;

@@ -1,7 +1,8 @@
 /** The vocabulary of the realistic model double: what is wrong in its world, and how its models misbehave. */
 
 export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW";
-export type Stage = "discover" | "shape" | "plan" | "spec";
+/** `implement`: a defect of the code a coding agent writes, seen by the review critics in the diff (never written by a producer). */
+export type Stage = "discover" | "shape" | "plan" | "spec" | "implement";
 
 /** One flaw a producer writes into its artifact, and the critics that notice it. */
 export interface Defect {
