@@ -71,7 +71,7 @@ export function sumRepository(dir: string): { repo: string; origin: string } {
 }
 
 /** A config routing every role to a model of its name on the double, with an `implement:` section running the scripted agent. */
-export function implementConfig(url: string, repo: string, o: { implement?: string; extra?: string } = {}): string {
+export function implementConfig(url: string, repo: string, o: { implement?: string; extra?: string; attemptTimeoutMs?: number } = {}): string {
   return [
     "providers:",
     `  local: { type: openai-compatible, base_url: "${url}" }`,
@@ -85,7 +85,7 @@ export function implementConfig(url: string, repo: string, o: { implement?: stri
     "  base_branch: main",
     `  command: "node ${SCRIPTED_AGENT}"`,
     '  test_command: "node test.js"',
-    "  attempt_timeout_ms: 20000",
+    `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
     "  env: [AGENT_MODE, AGENT_LOG]",
     ...(o.implement ? [o.implement] : []),
     o.extra ?? "",
@@ -110,6 +110,7 @@ export interface ImplementWorld {
 /** Builds an implement world; `mode` is the scripted agent's AGENT_MODE. */
 export async function implementWorld(o: {
   mode: string;
+  attemptTimeoutMs?: number;
   quirks?: Partial<Quirks>;
   implement?: string;
   extra?: string;
@@ -120,7 +121,11 @@ export async function implementWorld(o: {
   const double = await startRealisticDouble({ seed: 7, quirks: o.quirks ?? frontier, scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } } });
   s.write(
     "dissent.config.yaml",
-    implementConfig(double.url, repo, { ...(o.implement ? { implement: o.implement } : {}), ...(o.extra ? { extra: o.extra } : {}) }),
+    implementConfig(double.url, repo, {
+      ...(o.implement ? { implement: o.implement } : {}),
+      ...(o.extra ? { extra: o.extra } : {}),
+      ...(o.attemptTimeoutMs ? { attemptTimeoutMs: o.attemptTimeoutMs } : {}),
+    }),
   );
   const home = join(s.dir, "home");
   const agentLog = join(s.dir, "agent.log");
