@@ -271,3 +271,52 @@ function alive(pid: number): boolean {
   const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
   return stat !== "" && !/^\d+ \(.*\) Z /.test(stat);
 }
+
+describe("issue implement on GitHub (the GitHub double over a bare repository)", () => {
+  async function githubWorld(mode: string) {
+    const { startGithubDouble } = await import("../support/github-double.js");
+    const w = await world(mode);
+    const gh = await startGithubDouble({ gitRepo: w.origin });
+    worlds.push({ ...w, close: () => gh.close() });
+    const config = readFileSync(join(w.dir, "dissent.config.yaml"), "utf8");
+    writeFileSync(join(w.dir, "dissent.config.yaml"), `${config}\ntracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n`);
+    gh.addIssue({ number: 1, title: "Add a sum function", body: "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it." });
+    const env = { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" };
+    const planned = await w.run(["issue", "plan", "1", "--json"], { env });
+    expect(planned.code, planned.stderr).toBe(0);
+    return { w, gh, env };
+  }
+
+  it("pushes the branch (never main) and opens a pull request that closes the issue with the checklist; a later run updates it in place", async () => {
+    const { w, gh, env } = await githubWorld("bug-then-fix");
+    const mainBefore = gitIn(w.origin, "rev-parse", "main").trim();
+    const { out } = await implement(w, "1", env);
+    expect(out.status).toBe("review");
+    expect(out.pull_request).toMatchObject({ where: "github", draft: false });
+    const pr = gh.pulls.get(out.pull_request.number ?? 0);
+    expect(pr).toMatchObject({ head: "dissent/issue-1", base: "main", draft: false, title: "Add a sum function" });
+    expect(pr?.body).toMatch(/^Closes #1\n/);
+    expect(pr?.body).toMatch(/## Acceptance criteria\n\n- \[x\] /);
+    expect(pr?.body).toContain("Tests: `node test.js` passed (exit 0).");
+    expect(pr?.sha).toBe(gitIn(w.repo, "rev-parse", "dissent/issue-1").trim());
+    expect(gitIn(w.origin, "rev-parse", "main").trim()).toBe(mainBefore);
+    expect(gh.issues.get(1)?.labels).toContain("dissent-review");
+
+    const again = await implement(w, "1", env);
+    expect(again.out.pull_request).toMatchObject({ number: out.pull_request.number, updated: true });
+    expect([...gh.pulls.values()]).toHaveLength(1);
+    expect(gh.writes().filter((x) => x.startsWith("PATCH /pulls/"))).toHaveLength(1);
+  });
+
+  it("a CRITICAL the agent never fixes makes the pull request a draft carrying the concern, and the issue dissent-hitl", async () => {
+    const { w, gh, env } = await githubWorld("insecure-always");
+    const { out } = await implement(w, "1", env);
+    expect(out.status).toBe("hitl");
+    const pr = gh.pulls.get(out.pull_request.number ?? 0);
+    expect(pr?.draft).toBe(true);
+    const injection = out.pending_concerns.find((c) => c.raised_by === "review.security");
+    expect(pr?.body).toContain(`**${injection?.id}** CRITICAL`);
+    expect(gh.issues.get(1)?.labels).toContain("dissent-hitl");
+    expect(gh.issues.get(1)?.labels).not.toContain("dissent-implementing");
+  });
+});

@@ -17,7 +17,8 @@ export const SUM_TITLE = "Add a sum function";
 export const SUM_DEFECTS: readonly Defect[] = [
   {
     id: "subtracts",
-    stage: "implement",
+    stage: "plan",
+    code: true,
     line: "return a - b;",
     fix: "return a + b;",
     lanes: ["review.correctness", "review.acceptance"],
@@ -27,7 +28,8 @@ export const SUM_DEFECTS: readonly Defect[] = [
   },
   {
     id: "injection",
-    stage: "implement",
+    stage: "plan",
+    code: true,
     line: 'return execSync("convert " + name);',
     fix: 'return execFileSync("convert", [name]);',
     lanes: ["review.security"],

@@ -1,8 +1,7 @@
 /** The vocabulary of the realistic model double: what is wrong in its world, and how its models misbehave. */
 
 export type Severity = "CRITICAL" | "HIGH" | "MEDIUM" | "LOW";
-/** `implement`: a defect of the code a coding agent writes, seen by the review critics in the diff (never written by a producer). */
-export type Stage = "discover" | "shape" | "plan" | "spec" | "implement";
+export type Stage = "discover" | "shape" | "plan" | "spec";
 
 /** One flaw a producer writes into its artifact, and the critics that notice it. */
 export interface Defect {
@@ -28,6 +27,8 @@ export interface Defect {
    * holding them ties its finding to that gap's id (`known_gap`), as a real surfacer did.
    */
   gap?: string;
+  /** A line of the code a coding agent writes (docs/implement.md): no producer writes it; the review critics see it in the diff. */
+  code?: boolean;
 }
 
 /** A sentence of an executor draft the challenger flags while it is in the draft. */
