@@ -173,14 +173,23 @@ export const PullRequestOpened = z.object({
   body_chars: z.number().int(),
 });
 
-/** `issue implement` ended with no pull request (a factory attempt, an agent that escaped its worktree). */
+/**
+ * `issue implement` ended with no pull request (docs/implement.md): `final` when the run is over (the
+ * agent wrote outside its worktree: a person looks); otherwise a factory attempt that failed, retried
+ * on a later poll with backoff (or, past a ceiling, not until its setting is raised) and resumed at its attempt.
+ */
 export const ImplementFailed = z.object({
   type: z.literal("ImplementFailed"),
   ...base,
   run: z.number().int(),
+  /** The planning cycle whose plan was being implemented. */
+  cycle: z.number().int(),
+  /** The factory's attempt at this round (1 for `issue implement`). */
+  attempt: z.number().int(),
   error: z.string(),
-  retry_at: z.string().nullable().optional(),
+  retry_at: z.string().nullable(),
   ceiling: z.object({ setting: z.string(), max: z.number() }).optional(),
+  final: z.boolean(),
 });
 
 export const ConcernAddressed = z.object({

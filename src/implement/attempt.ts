@@ -42,14 +42,19 @@ export interface AttemptResult {
   escaped: string[];
 }
 
-/** The store's own files, the task files and the agent's worktree: never counted as an escape. */
+/**
+ * What is never counted as an escape: the store's own files, the task files, and the issues'
+ * worktrees — the agent's own, and the others', where other agents may be working at the same time
+ * (the factory). A file written into the worktrees folder itself (the agent's `..`) is seen.
+ */
 function watched(d: AttemptDeps): Watched {
-  const own = resolve(d.worktree.path);
+  const worktrees = resolve(d.home, "worktrees");
   const tasks = resolve(d.home, "tasks");
   const store = resolve(d.home, "dissent.db");
+  const worktree = /^issue-[^/]+$/;
   return {
     folders: [resolve(d.home)],
-    skip: (p) => p === own || p.startsWith(`${own}/`) || p === tasks || p.startsWith(store),
+    skip: (p) => (p.startsWith(`${worktrees}/`) && worktree.test(p.slice(worktrees.length + 1))) || p === tasks || p.startsWith(store),
     checkouts: [d.config.repo],
   };
 }

@@ -362,7 +362,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   } catch (e) {
     if (AgentEscaped.isInstance(e)) {
       // The run is over: a person looks at what the agent touched before anything goes on.
-      const escaped: NewEvent = { type: "ImplementFailed", issue_id: id, run, error: e.message };
+      const escaped: NewEvent = { type: "ImplementFailed", issue_id: id, run, cycle: row.cycle, attempt: 1, error: e.message, retry_at: null, final: true };
       await store.append([escaped]);
       await labels.moveTo("dissent-hitl").catch((err: unknown) => deps.warn?.(`could not label issue ${id} dissent-hitl: ${String(err)}`));
     }

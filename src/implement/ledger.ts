@@ -21,7 +21,7 @@ export interface ImplementLedger {
 
 /**
  * Reads the implement phase from the event log (everything that happens is an event): a run is
- * finished once its review went out (PullRequestOpened) or it failed for good (ImplementFailed);
+ * finished once its review went out (PullRequestOpened) or it failed for good (a final ImplementFailed);
  * otherwise the next `issue implement` resumes it at the attempt it was in.
  */
 export async function readLedger(store: Store, issueId: string): Promise<ImplementLedger> {
@@ -40,7 +40,7 @@ export async function readLedger(store: Store, issueId: string): Promise<Impleme
     } else if (e.type === "PullRequestOpened") {
       finished.add(e.run);
       lastPr = e;
-    } else if (e.type === "ImplementFailed") finished.add(e.run);
+    } else if (e.type === "ImplementFailed" && e.final) finished.add(e.run);
   }
   const resuming = last > 0 && !finished.has(last);
   const run = resuming ? last : last + 1;
