@@ -19,7 +19,7 @@ export const roundKey = (r: Round) => `${r.issueId}#${r.cycle}${r.kind === "impl
  * `dissent-implementing` (its worker died: the run resumes at its attempt).
  */
 export function cycleToImplement(labels: readonly string[], row: PlanRow | undefined): number | undefined {
-  if (!row || row.status !== "ready" || labels.includes("dissent-fixed")) return undefined;
+  if (row?.status !== "ready" || labels.includes("dissent-fixed")) return undefined;
   return labels.includes("dissent-ready") || labels.includes("dissent-implementing") ? row.cycle : undefined;
 }
 
