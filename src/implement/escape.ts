@@ -52,12 +52,18 @@ export async function snapshot(w: Watched): Promise<Snapshot> {
   const room = { left: SNAPSHOT_ENTRIES };
   for (const f of w.folders) list(resolve(f), w.skip, out, room);
   for (const c of w.checkouts) {
-    const head = await git(c, ["rev-parse", "HEAD"], { allowFail: true });
-    const branch = await git(c, ["symbolic-ref", "--quiet", "HEAD"], { allowFail: true });
-    const status = await git(c, ["status", "--porcelain=v1", "--untracked-files=all"], { allowFail: true, maxBytes: 1024 * 1024 });
-    out.set(`${c} (HEAD)`, head.stdout.trim());
-    out.set(`${c} (branch)`, branch.stdout.trim());
-    for (const line of status.stdout.split("\n").filter(Boolean)) out.set(join(c, line.slice(3)), `status ${line.slice(0, 2)}`);
+    // One git call: `# branch.oid` and `# branch.head` say HEAD and the branch, the other lines every changed or untracked path.
+    const status = await git(c, ["status", "--porcelain=v2", "--branch", "--untracked-files=all"], { allowFail: true, maxBytes: 1024 * 1024 });
+    for (const line of status.stdout.split("\n").filter(Boolean)) {
+      if (line.startsWith("# ")) {
+        const [key = "", value = ""] = line.slice(2).split(" ");
+        if (key === "branch.oid" || key === "branch.head") out.set(`${c} (${key})`, value);
+        continue;
+      }
+      // v2 lines end with the path (after the fields of their kind); `?` untracked, `!` ignored (not listed).
+      const path = line.startsWith("? ") ? line.slice(2) : line.split(" ").slice(line.startsWith("2 ") ? 9 : 8).join(" ");
+      out.set(join(c, path), `status ${line.split(" ").slice(0, 2).join(" ")}`);
+    }
   }
   return out;
 }

@@ -64,22 +64,21 @@ export async function removeWorktree(repo: string, home: string, issueId: string
   return true;
 }
 
-/** Is anything in the worktree not committed (tracked changes or untracked files)? */
-async function dirty(path: string): Promise<boolean> {
-  return (await git(path, ["status", "--porcelain", "--untracked-files=all"])).stdout.trim() !== "";
-}
+/** Worktrees whose repository names no committer (checked once per process: a config does not change mid-run). */
+const anonymous = new Map<string, boolean>();
 
 /**
  * Commits whatever the agent changed and did not commit (docs/implement.md), as dissent, without the
  * repository's hooks (the test command is the check); returns the branch head.
  */
 export async function commitAll(path: string, message: string): Promise<string> {
-  if (await dirty(path)) {
-    await git(path, ["add", "--all"]);
-    const named = (await git(path, ["config", "user.email"], { allowFail: true })).stdout.trim() !== "";
-    const who = named ? [] : ["-c", "user.name=dissent", "-c", "user.email=dissent@localhost"];
-    await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message]);
-  }
+  let unnamed = anonymous.get(path);
+  if (unnamed === undefined) anonymous.set(path, (unnamed = (await git(path, ["config", "user.email"], { allowFail: true })).stdout.trim() === ""));
+  const who = unnamed ? ["-c", "user.name=dissent", "-c", "user.email=dissent@localhost"] : [];
+  await git(path, ["add", "--all"]);
+  // Nothing staged (the agent committed everything, or changed nothing): git says so and exits 1, which is no failure here.
+  const done = await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message], { allowFail: true });
+  if (done.code !== 0 && !/nothing to commit|nothing added to commit/.test(done.stdout)) await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message]);
   return gitLine(path, ["rev-parse", "HEAD"]);
 }
 
@@ -92,9 +91,10 @@ export interface DiffStats {
 
 /** The diff under review, base_sha…commit (bounded: `truncated` when cut), and its stats. */
 export async function diffOf(path: string, baseSha: string, commit: string): Promise<{ text: string; truncated: boolean; stats: DiffStats }> {
-  const range = [baseSha, commit];
-  const diff = await git(path, ["diff", "--no-color", "--no-ext-diff", "--no-renames", ...range]);
-  const numstat = (await git(path, ["diff", "--numstat", "--no-renames", ...range])).stdout;
+  // One git call: the numstat lines first, then the patch (from its first "diff --git" line).
+  const out = await git(path, ["diff", "--no-color", "--no-ext-diff", "--no-renames", "--numstat", "--patch", baseSha, commit]);
+  const at = out.stdout.startsWith("diff --git") ? 0 : out.stdout.indexOf("\ndiff --git");
+  const numstat = at === -1 ? out.stdout : out.stdout.slice(0, at);
   const stats: DiffStats = { files: 0, insertions: 0, deletions: 0 };
   for (const line of numstat.split("\n")) {
     const [a, d] = line.split("\t");
@@ -103,7 +103,7 @@ export async function diffOf(path: string, baseSha: string, commit: string): Pro
     stats.insertions += Number(a) || 0; // "-" for a binary file
     stats.deletions += Number(d) || 0;
   }
-  return { text: diff.stdout, truncated: diff.truncated, stats };
+  return { text: at === -1 ? "" : out.stdout.slice(at === 0 ? 0 : at + 1), truncated: out.truncated, stats };
 }
 
 /**
