@@ -123,6 +123,13 @@ describe("issue implement on the local tracker", () => {
     expect(shown.stdout).toContain(`branch: dissent/issue-${id}`);
     expect(shown.stdout).toMatch(/- \[x\] .+ \(met — /);
     expect(shown.stdout).toContain("Tests: `node test.js` passed (exit 0).");
+    const detail = JSON.parse((await w.run(["issue", "show", id, "--json"])).stdout) as {
+      implementation: { branch: string; attempts: { attempt: number; test_exit_code: number | null }[]; pull_request: { where: string }; body: string };
+    };
+    expect(detail.implementation.branch).toBe(out.branch);
+    expect(detail.implementation.attempts.map((a) => a.test_exit_code)).toEqual([1, 0]);
+    expect(detail.implementation.pull_request.where).toBe("store");
+    expect(detail.implementation.body).toMatch(/^Closes #/);
     const text = await w.run(["events", "--issue", id]);
     expect(text.stdout).toMatch(/ImplementAttempt\s+\S+\s+attempt 1: tested .* tests failed/);
     expect(text.stdout).toMatch(/PullRequestOpened\s+\S+\s+review recorded/);
