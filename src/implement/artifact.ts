@@ -1,4 +1,6 @@
 import type { AttemptOutcome, CommandRun } from "../contracts/events.js";
+import { RunError } from "../errors.js";
+import type { ArtifactCodec } from "../pipeline/artifact-codecs.js";
 import type { DiffStats } from "./worktree.js";
 
 /** The most diff characters a review request carries (docs/limits.md); the rest is cut, and the cut said. */
@@ -56,3 +58,17 @@ export function renderDiffArtifact(a: DiffArtifact): string {
   if (tail) parts.push(`\`\`\`text\n${tail}\n\`\`\``);
   return parts.join("\n\n");
 }
+
+/**
+ * The diff's codec in the stage table's terms: rendered as above, kept as JSON. Its producer is the
+ * coding agent, not a model reply: there is no reply to read.
+ */
+export const diffCodec: ArtifactCodec<DiffArtifact> = {
+  kind: "diff",
+  read: (role) => {
+    throw new RunError(`${role}: a diff is made by the coding agent, never read from a model reply`);
+  },
+  render: renderDiffArtifact,
+  encode: (a) => JSON.stringify(a),
+  decode: (s) => JSON.parse(s) as DiffArtifact,
+};

@@ -61,7 +61,12 @@ export async function snapshot(w: Watched): Promise<Snapshot> {
         continue;
       }
       // v2 lines end with the path (after the fields of their kind); `?` untracked, `!` ignored (not listed).
-      const path = line.startsWith("? ") ? line.slice(2) : line.split(" ").slice(line.startsWith("2 ") ? 9 : 8).join(" ");
+      const path = line.startsWith("? ")
+        ? line.slice(2)
+        : line
+            .split(" ")
+            .slice(line.startsWith("2 ") ? 9 : 8)
+            .join(" ");
       out.set(join(c, path), `status ${line.split(" ").slice(0, 2).join(" ")}`);
     }
   }

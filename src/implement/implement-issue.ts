@@ -7,6 +7,7 @@ import { AgentEscaped, BudgetExceeded, DissentError, isFatal, UsageError } from 
 import { callModel, networkCalls } from "../models/call.js";
 import type { CallContext } from "../models/types.js";
 import { checkCeilings, lifetimeUsage } from "../pipeline/ceilings.js";
+import { criteriaCodec } from "../pipeline/artifact-codecs.js";
 import { PlanningCycle } from "../pipeline/cycle.js";
 import { LabelSession } from "../pipeline/label-session.js";
 import { holdLease, processHolder } from "../pipeline/lease.js";
@@ -183,7 +184,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
 
     const plan = (await store.artifact(id, cycle.number, "plan")) ?? "";
     const criteriaText = await store.artifact(id, cycle.number, "acceptance_criteria");
-    const criteria: string[] = criteriaText ? (JSON.parse(criteriaText) as string[]) : [];
+    const criteria: string[] = criteriaText ? criteriaCodec.decode(criteriaText) : [];
     const context = (): RoleContext => ({
       issue,
       artifacts: { plan, ...(criteria.length ? { acceptance_criteria: renderCriteria(criteria) } : {}) },

@@ -12,7 +12,7 @@ import type { CostOf, CriticVoteReport, Door, Meter } from "../pipeline/stage-ru
 import type { ArtifactName } from "../pipeline/stages.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
-import { renderDiffArtifact, type DiffArtifact } from "./artifact.js";
+import { diffCodec, type DiffArtifact } from "./artifact.js";
 import { attemptChecks, CHECKS_ROLE } from "./checks.js";
 
 /** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
@@ -86,6 +86,7 @@ export interface ReviewOutcome {
  */
 export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutcome> {
   const stage = REVIEW_STAGE;
+  const renderDiffArtifact = diffCodec.render;
   const criticOrder = [...REVIEW_CRITICS, ACCEPTANCE_ROLE, CHECKS_ROLE];
   const slots = new Map<string, NewEvent[]>();
   const sinkFor = (slot: string) => (e: NewEvent) => void slots.set(slot, [...(slots.get(slot) ?? []), e]);

@@ -78,7 +78,8 @@ export async function commitAll(path: string, message: string): Promise<string> 
   await git(path, ["add", "--all"]);
   // Nothing staged (the agent committed everything, or changed nothing): git says so and exits 1, which is no failure here.
   const done = await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message], { allowFail: true });
-  if (done.code !== 0 && !/nothing to commit|nothing added to commit/.test(done.stdout)) await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message]);
+  if (done.code !== 0 && !/nothing to commit|nothing added to commit/.test(done.stdout))
+    await git(path, [...who, "commit", "--quiet", "--no-verify", "-m", message]);
   return gitLine(path, ["rev-parse", "HEAD"]);
 }
 
