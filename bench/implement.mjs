@@ -132,7 +132,12 @@ try {
   record("implement_overhead_10s_agent_ms", "dissent's time in a (warm) attempt beyond a 10 s agent, its tests and model latency", s.warm, "ms");
   const share = (100 * s.share.own) / s.share.attempt;
   record("implement_overhead_10s_agent_pct", "… as a share of the attempt", share, "%", "< 5 %", share < 5);
-  record("implement_command_overhead_10s_agent_ms", "… plus the command's start and end (once per issue implement)", s.wall - s.agent - s.tests - s.model, "ms");
+  record(
+    "implement_command_overhead_10s_agent_ms",
+    "… plus the command's start and end (once per issue implement)",
+    s.wall - s.agent - s.tests - s.model,
+    "ms",
+  );
 
   // 2. An instant agent: the overhead measured directly, median over 5 issues.
   const fast = await world(0, 5);
@@ -141,9 +146,19 @@ try {
   if (process.env.BENCH_KEEP) console.error(`kept ${fast.dir}`);
   else fast.cleanup();
   record("implement_overhead_ms", "dissent's time in a (warm) attempt, instant agent (median of 5)", median(runs.map((x) => x.warm)), "ms");
-  record("implement_command_overhead_ms", "… plus the command's start and end (median of 5)", median(runs.map((x) => x.wall - x.agent - x.tests - x.model)), "ms");
+  record(
+    "implement_command_overhead_ms",
+    "… plus the command's start and end (median of 5)",
+    median(runs.map((x) => x.wall - x.agent - x.tests - x.model)),
+    "ms",
+  );
   record("implement_agent_instant_ms", "… the instant agent's own time (node start)", median(runs.map((x) => x.agent)), "ms");
-  record("implement_review_calls_per_attempt", "review calls per attempt (a failing-test CRITICAL, then none: the four critics each round)", median(runs.map((x) => x.calls / x.attempts)), "calls");
+  record(
+    "implement_review_calls_per_attempt",
+    "review calls per attempt (a failing-test CRITICAL, then none: the four critics each round)",
+    median(runs.map((x) => x.calls / x.attempts)),
+    "calls",
+  );
 } finally {
   server.close();
 }
