@@ -18,6 +18,7 @@ import type { MergeResult } from "./carryover/merge.js";
 // The pipeline and the read models load only for the commands that use them: `dissent run` stays light.
 import type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
 import type { IssueDetail, IssueSummary } from "./read-models.js";
+import type { ImplementProgress, ImplementResult } from "./implement/implement-issue.js";
 import { addPart, engineInstalled, missingOptional, OPT_IN_PARTS } from "./opt-in.js";
 import { redactor, type Redactor } from "./redact.js";
 import { openStore } from "./store/open.js";
@@ -140,6 +141,23 @@ export interface Dissent {
       signal?: AbortSignal;
     },
   ): Promise<PlanResult>;
+  /**
+   * `dissent issue implement`: a coding agent in a worktree on the ready plan, its diff through the
+   * adversarial review, and a pull request (or the review recorded in the store) (docs/implement.md).
+   */
+  implementIssue(
+    id: string,
+    opts?: {
+      /** How the reply cache is used. Default `use`. */
+      cache?: CacheMode;
+      /** Live progress: the worktree, each attempt, the review's rounds. */
+      onProgress?: (p: ImplementProgress) => void;
+      /** Who holds the issue's lease while it is implemented (default: this process). */
+      holder?: LeaseHolder;
+      /** The lease's time to live and renewal period. */
+      lease?: { ttlMs?: number; renewMs?: number };
+    },
+  ): Promise<ImplementResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
   merge(id: string, pr: number): Promise<MergeResult>;
   /** The event log, oldest first. */
@@ -464,9 +482,54 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       return trace ? trace.wrap(planned) : planned();
     },
 
+    async implementIssue(id, o = {}) {
+      const settings = config.implement;
+      if (!settings) throw new ConfigError(`${config.source} has no implement: section; add one to run issue implement (docs/implement.md)`);
+      const mode = o.cache ?? "use";
+      const { IMPLEMENT_ROLES } = await import("./implement/roles.js");
+      const { implementIssue: implement } = await import("./implement/implement-issue.js");
+      if (mode !== "replay") requireKeys(config, env, IMPLEMENT_ROLES);
+      await requirePrices(config, IMPLEMENT_ROLES);
+      if (mode !== "replay") await prepareModels(IMPLEMENT_ROLES);
+      const s = await storeOf();
+      const t = await trackerOf();
+      const { projectFor, projectText } = await import("./prompting/project.js");
+      const project = async () => projectText(await projectFor(config.project, t, warn));
+      const trace = (await telemetryOf())?.implement(id.replace(/^#/, ""));
+      const hooks = trace?.hooks(opts.onCall, o.onProgress);
+      const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
+      const implemented = () =>
+        implement(id.replace(/^#/, ""), {
+          store: s,
+          tracker: t,
+          calls,
+          settings,
+          home: config.home,
+          env,
+          redact,
+          maxCalls: config.budget.maxCallsPerIssue,
+          maxUsd: config.budget.maxUsdPerIssue,
+          project,
+          warn,
+          ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+          ...(hooks ? { onProgress: hooks.onProgress } : {}),
+          ...(o.holder ? { holder: o.holder } : {}),
+          ...(o.lease ? { lease: o.lease } : {}),
+        });
+      return trace ? trace.wrap(implemented) : implemented();
+    },
+
     async merge(id, pr) {
       const { mergeIssue } = await import("./carryover/merge.js");
-      return mergeIssue(id.replace(/^#/, ""), pr, { tracker: await trackerOf(), store: await storeOf(), warn });
+      const settings = config.implement;
+      // docs/implement.md: the merged issue's worktree goes; its branch stays (it is the pull request's).
+      const cleanup = settings
+        ? async (issueId: string) => {
+            const { removeWorktree } = await import("./implement/worktree.js");
+            await removeWorktree(settings.repo, config.home, issueId);
+          }
+        : undefined;
+      return mergeIssue(id.replace(/^#/, ""), pr, { tracker: await trackerOf(), store: await storeOf(), warn, ...(cleanup ? { cleanup } : {}) });
     },
 
     async events(query) {

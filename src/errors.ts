@@ -221,3 +221,38 @@ export function codeOf(e: unknown): string | undefined {
   const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
   return typeof code === "string" ? code : undefined;
 }
+
+const GIT = markerOf("GitError");
+/** A git command failed (docs/implement.md): the message names the command and git's own line. */
+export class GitError extends RunError {
+  static override readonly errorName: string = "GitError";
+  constructor(
+    message: string,
+    /** The git arguments (never user text interpolated into a shell). */
+    readonly args: readonly string[] = [],
+  ) {
+    super(message, undefined, "GitError");
+    mark(this, GIT);
+  }
+  static override isInstance(e: unknown): e is GitError {
+    return hasMarker(e, GIT);
+  }
+}
+
+const ESCAPED = markerOf("AgentEscaped");
+/** The coding agent changed files outside its worktree (docs/implement.md safety): the run stops, nothing is pushed. */
+export class AgentEscaped extends RunError {
+  static override readonly errorName: string = "AgentEscaped";
+  override readonly fatal: boolean = true;
+  constructor(
+    message: string,
+    /** The paths outside the worktree that changed. */
+    readonly paths: readonly string[],
+  ) {
+    super(message, undefined, "AgentEscaped");
+    mark(this, ESCAPED);
+  }
+  static override isInstance(e: unknown): e is AgentEscaped {
+    return hasMarker(e, ESCAPED);
+  }
+}

@@ -1,6 +1,7 @@
 import { readWiki } from "./carryover/wiki.js";
 import { toStageRun } from "./contracts/concern.js";
 import { stateOf, TRANSIENT_LABELS } from "./contracts/labels.js";
+import { implementationOf } from "./read-models/implementation.js";
 import { concernLineage } from "./read-models/lineage.js";
 import { currentCycleUsage, cycleTimelines } from "./read-models/timeline.js";
 import type { IssueDetail, IssuePage, IssueSummary, WikiEntryView, WikiUse } from "./read-models/types.js";
@@ -58,7 +59,7 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
   const [row, state, events] = await Promise.all([store.plan(issue.id), store.state(issue.id), store.events({ issueId: issue.id })]);
   const cycle = row?.cycle ?? 0;
   const art = (name: string) => (row ? store.artifact(issue.id, cycle, name) : Promise.resolve(undefined));
-  const [plan, brief, shape, criteria] = await Promise.all([art("plan"), art("brief"), art("shape"), art("acceptance_criteria")]);
+  const [plan, brief, shape, criteria, prBody] = await Promise.all([art("plan"), art("brief"), art("shape"), art("acceptance_criteria"), art("pull_request")]);
   const cycles = cycleTimelines(events, isRunning(issue.labels));
   // The cycle's dollars are null, never 0, when one of its network calls had no known price (docs/serve.md).
   const current = currentCycleUsage(cycles, cycle);
@@ -81,6 +82,7 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
     calls: row?.calls ?? 0,
     cost_usd: current.unpriced_calls > 0 ? null : (row?.cost_usd ?? 0),
     ...(issue.url ? { url: issue.url } : {}),
+    implementation: implementationOf(events, prBody),
   };
   return { issue, detail, state, events, cycles };
 }

@@ -24,6 +24,8 @@ export interface MergeDeps {
   store: Store;
   warn?: (message: string) => void;
   now?: () => string;
+  /** Removes what the implement phase left for the issue (its worktree, docs/implement.md); a failure is a warning. */
+  cleanup?: (issueId: string) => Promise<void>;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function mergeIssue(issueId: string, pr: number, deps: MergeDeps): 
     await tx.savePlan({ ...current, status: "fixed" });
   });
   await deps.tracker.recordMerged(id, pr, gaps);
+  await deps.cleanup?.(id).catch((e: unknown) => deps.warn?.(`could not remove the worktree of issue ${id}: ${e instanceof Error ? e.message : String(e)}`));
   return { issue: id, pr, already_merged: false, gaps, wiki_entries: written, labels };
 }
 

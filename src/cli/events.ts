@@ -34,6 +34,14 @@ function summary(e: DissentEvent): string {
       return `attempt ${e.attempt}: ${e.error}${e.retry_at ? ` (retry after ${e.retry_at})` : ""}`;
     case "CommentCommand":
       return `comment ${e.comment_id} by @${e.user}: ${e.command} → ${e.outcome}${e.detail ? ` (${e.detail})` : ""}`;
+    case "ImplementAttemptStarted":
+      return `attempt ${e.attempt} on ${e.branch}`;
+    case "ImplementAttempt":
+      return `attempt ${e.attempt}: ${e.outcome} · agent exit ${e.agent.exit_code ?? e.agent.signal} in ${(e.agent.duration_ms / 1000).toFixed(1)}s · +${e.diff.insertions} -${e.diff.deletions} in ${e.diff.files} file(s)${e.test ? ` · tests ${e.test.exit_code === 0 ? "passed" : "failed"}` : ""}`;
+    case "PullRequestOpened":
+      return `${e.where === "github" ? `PR #${e.number}${e.draft ? " (draft)" : ""}${e.updated ? " updated" : ""}` : "review recorded"} · ${e.branch}`;
+    case "ImplementFailed":
+      return `${e.error}${e.retry_at ? ` (retry after ${e.retry_at})` : ""}`;
   }
 }
 

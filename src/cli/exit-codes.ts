@@ -14,6 +14,8 @@ const CODES: Record<string, number> = {
   LeaseHeld: 1,
   StoreError: 1,
   TrackerAuthError: 1,
+  GitError: 1,
+  AgentEscaped: 1,
 };
 
 /** The exit code for what a command threw. */

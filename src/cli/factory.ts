@@ -8,6 +8,7 @@ import type { WorkQueue } from "../factory/queue.js";
 import { factorySettings } from "../factory/settings.js";
 import type { ObservedCall } from "../models/types.js";
 import { requireKeys, requirePrices } from "../models/router.js";
+import { IMPLEMENT_ROLES } from "../implement/roles.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
 import { isPostgresStore } from "../store/postgres.js";
 import { callLine, StatusLine, type Common } from "./common.js";
@@ -46,8 +47,9 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
     io.redact = d.redact; // every write to stdout and stderr is redacted from here on (docs/errors.md)
     const settings = factorySettings(d.config, opts, io.env);
     // A missing key or price is a configuration error now, not at the first issue.
-    requireKeys(d.config, io.env, PIPELINE_ROLES);
-    await requirePrices(d.config, PIPELINE_ROLES);
+    const roles = settings.implement ? [...PIPELINE_ROLES, ...IMPLEMENT_ROLES] : PIPELINE_ROLES;
+    requireKeys(d.config, io.env, roles);
+    await requirePrices(d.config, roles);
     const store = await d.store();
     const tracker = await d.tracker();
     queue = isPostgresStore(store)

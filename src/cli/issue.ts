@@ -99,6 +99,24 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
       if (out.plan) lines.push("", "## Plan", "", safe(out.plan.trim()));
       if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${safe(c)}`));
       lines.push("", concernList(out.pending_concerns));
+      const impl = out.implementation;
+      if (impl) {
+        // docs/implement.md: the local tracker's review is recorded in the store and shown here.
+        const pr = impl.pull_request;
+        lines.push(
+          "",
+          "## Implementation",
+          "",
+          `branch: ${impl.branch} · ${impl.attempts.length} attempt${impl.attempts.length === 1 ? "" : "s"} in run ${impl.run}`,
+        );
+        if (pr)
+          lines.push(
+            pr.where === "github"
+              ? `pull request: #${pr.number}${pr.draft ? " (draft)" : ""} ${pr.url ?? ""}`.trimEnd()
+              : "review: recorded in the store (below)",
+          );
+        if (impl.body) lines.push("", safe(impl.body.trim()));
+      }
       io.stdout(`${lines.join("\n")}\n`);
       return 0;
     },

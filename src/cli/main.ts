@@ -66,6 +66,14 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")))
     .option("--replan", "plan an issue whose plan is already ready again (a new cycle; see docs/issue.md)")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)));
+  cached(
+    common(
+      issue
+        .command("implement")
+        .description("Implement a ready issue with a coding agent in a worktree; review the diff; open a pull request.")
+        .argument("<id>"),
+    ),
+  ).action(async (id: string, opts) => done(await (await import("./implement.js")).issueImplement(id, opts, io)));
   common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
     .requiredOption("--pr <n>", "the merging pull request number")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueMerged(id, opts, io)));

@@ -199,6 +199,25 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
   return out.filter((s) => s.length >= 4);
 }
 
+/** The `implement:` section resolved: the repository path made absolute (docs/configuration.md). */
+function implementOf(file: ConfigFile["implement"], baseDir: string): Config["implement"] {
+  if (!file) return null;
+  return {
+    repo: resolve(baseDir, file.repo),
+    baseBranch: file.base_branch,
+    remote: file.remote,
+    command: file.command,
+    testCommand: file.test_command ?? null,
+    attemptTimeoutMs: file.attempt_timeout_ms,
+    testTimeoutMs: file.test_timeout_ms,
+    env: file.env,
+    maxConcurrency: file.max_concurrency,
+    openPr: file.open_pr,
+    maxAttemptsPerIssue: file.max_attempts_per_issue,
+    maxAgentMsPerIssue: file.max_agent_ms_per_issue,
+  };
+}
+
 /** Loads the configuration every command works from (docs/configuration.md). */
 export function loadConfig(opts: LoadOptions): Config {
   const path = findConfig(opts);
@@ -271,7 +290,9 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
       pollIntervalS: file.factory?.poll_interval_s ?? 60,
       concurrency: file.factory?.concurrency ?? 4,
       maxAttempts: file.factory?.max_attempts ?? 3,
+      implement: file.factory?.implement ?? false,
     },
+    implement: implementOf(file.implement, baseDir),
     telemetry: {
       otlpEndpoint: file.telemetry?.otlp_endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
       serviceName: file.telemetry?.service_name ?? env.OTEL_SERVICE_NAME ?? "dissent",
@@ -281,6 +302,8 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     logContent: file.log_content ?? false,
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
   };
+  if (base.factory.implement && !base.implement)
+    throw new ConfigError(`${source}: factory.implement is true but the config has no implement: section (docs/implement.md)`);
   const config: Config = { ...base, secrets: secretsOf(base, env) };
   checkRoutes(config);
   return config;

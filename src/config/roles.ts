@@ -1,4 +1,5 @@
 import { closest } from "fastest-levenshtein";
+import { IMPLEMENT_ROLES } from "../implement/roles.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
 
 /**
@@ -13,8 +14,8 @@ export const GATE_ROLES = ["executor", "challenger"] as const;
 /** `dissent eval`'s own role: the judge of checklist coverage. */
 export const EVAL_ROLES = ["eval.judge"] as const;
 
-/** Every table of roles: the gate's, the pipeline's stage table (producers, critics, gate, reviewer), eval's. */
-export const ROLE_TABLES: readonly (readonly string[])[] = [GATE_ROLES, PIPELINE_ROLES, EVAL_ROLES];
+/** Every table of roles: the gate's, the pipeline's stage table (producers, critics, gate, reviewer), eval's, the implementation review's. */
+export const ROLE_TABLES: readonly (readonly string[])[] = [GATE_ROLES, PIPELINE_ROLES, EVAL_ROLES, IMPLEMENT_ROLES];
 
 /** Every role dissent calls a model for. */
 export const KNOWN_ROLES: ReadonlySet<string> = new Set(ROLE_TABLES.flat());

@@ -12,12 +12,12 @@ export const SEVERITY_RANK: Record<Severity, number> = { CRITICAL: 4, HIGH: 3, M
 /** CRITICAL or HIGH: the severities that block, need grounded evidence, and need more than a producer's word to settle. */
 export const isSerious = (s: Severity) => s === "CRITICAL" || s === "HIGH";
 
-/** Phases that raise concerns: the four adversarial stages, and the plan reviewer. */
-export const ConcernPhase = z.enum(["discover", "shape", "plan", "spec", "review"]);
+/** Phases that raise concerns: the four adversarial stages, the plan reviewer, and the review of an implementation (docs/implement.md). */
+export const ConcernPhase = z.enum(["discover", "shape", "plan", "spec", "review", "implement"]);
 export type ConcernPhase = z.infer<typeof ConcernPhase>;
 
 /** Where a forwarded concern must be addressed (ADR-0064 "wide-loop forwarding"). */
-export const MustAddressBy = z.enum(["shape", "plan", "spec", "review", "implement"]);
+export const MustAddressBy = z.enum(["shape", "plan", "spec", "review", "implement", "pull_request"]);
 export type MustAddressBy = z.infer<typeof MustAddressBy>;
 
 /** What a second opinion on a lone HIGH decided (docs/issue.md, "How a HIGH becomes blocking"). */
@@ -201,7 +201,7 @@ export type ProducerReply = z.infer<typeof ProducerReply>;
 export const StageOutcome = z.enum(["converged", "exhausted", "oscillation", "budget", "crashed"]);
 export type StageOutcome = z.infer<typeof StageOutcome>;
 
-export const StagePhase = z.enum(["discover", "shape", "plan", "spec"]);
+export const StagePhase = z.enum(["discover", "shape", "plan", "spec", "implement"]);
 export type StagePhase = z.infer<typeof StagePhase>;
 
 /** One finished stage as `issue plan --json` reports it (docs/issue.md, r2 fields included). */

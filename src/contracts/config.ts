@@ -71,6 +71,61 @@ export const StoreConfig = z.discriminatedUnion("type", [
 ]);
 export type StoreConfig = z.infer<typeof StoreConfig>;
 
+/** The `implement:` section (docs/implement.md, docs/configuration.md). */
+export const ImplementFile = z
+  .object({
+    /** A local git checkout of the project (relative to the config file); its base branch is the starting point. */
+    repo: z.string().min(1).default("."),
+    base_branch: z
+      .string()
+      .regex(/^(?!-)[A-Za-z0-9._/-]{1,200}$/, "must be a branch name")
+      .default("main"),
+    /** The git remote branches are pushed to when a pull request is opened. */
+    remote: z
+      .string()
+      .regex(/^(?!-)[A-Za-z0-9._-]{1,100}$/, "must be a remote name")
+      .default("origin"),
+    /** The coding agent, run through `sh -c` in the worktree; the task is on stdin and in $DISSENT_TASK_FILE. */
+    command: z.string().min(1).max(8192),
+    /** Run in the worktree after every attempt; exit 0 is a pass. */
+    test_command: z.string().min(1).max(8192).optional(),
+    attempt_timeout_ms: z.number().int().min(1000).max(86_400_000).default(1_800_000),
+    test_timeout_ms: z.number().int().min(1000).max(86_400_000).default(600_000),
+    /** The only variables of dissent's environment the agent and the tests see, besides PATH, HOME and LANG. */
+    env: z.array(envName).max(100).default([]),
+    /** Agents at once, in the factory. */
+    max_concurrency: z.number().int().min(1).max(64).default(1),
+    /** Push the branch and open a pull request (GitHub tracker). */
+    open_pr: z.boolean().default(true),
+    /** Agent attempts over an issue's whole life (every `issue implement` counted). */
+    max_attempts_per_issue: z.number().int().min(1).max(1000).default(8),
+    /** Agent wall time over an issue's whole life, in ms. */
+    max_agent_ms_per_issue: z
+      .number()
+      .int()
+      .min(1000)
+      .max(7 * 86_400_000)
+      .default(14_400_000),
+  })
+  .strict();
+export type ImplementFile = z.infer<typeof ImplementFile>;
+
+/** The resolved `implement:` section: paths absolute. */
+export interface ImplementConfig {
+  repo: string;
+  baseBranch: string;
+  remote: string;
+  command: string;
+  testCommand: string | null;
+  attemptTimeoutMs: number;
+  testTimeoutMs: number;
+  env: string[];
+  maxConcurrency: number;
+  openPr: boolean;
+  maxAttemptsPerIssue: number;
+  maxAgentMsPerIssue: number;
+}
+
 /** The least budget a load-bearing issue needs: the gate call, one round of every stage (5+5+5+2) and the reviewer. */
 export const MIN_CALLS_PER_ISSUE = 19;
 
@@ -121,9 +176,13 @@ export const ConfigFile = z
         poll_interval_s: z.number().positive().max(86_400).optional(),
         concurrency: z.number().int().min(1).max(256).optional(),
         max_attempts: z.number().int().min(1).max(100).optional(),
+        /** Also implement `dissent-ready` issues (needs `implement:`; docs/factory.md). */
+        implement: z.boolean().optional(),
       })
       .strict()
       .optional(),
+    /** `dissent issue implement` (docs/implement.md): a coding agent in a worktree, its diff reviewed, a pull request. */
+    implement: ImplementFile.optional(),
     telemetry: z
       .object({ otlp_endpoint: z.string().url().optional(), service_name: z.string().min(1).optional() })
       .strict()
@@ -167,7 +226,9 @@ export interface Config {
   /** The project context given to every pipeline role; empty when the config names none. */
   project: ProjectContext;
   wiki: { maxEntries: number; maxChars: number };
-  factory: { pollIntervalS: number; concurrency: number; maxAttempts: number };
+  factory: { pollIntervalS: number; concurrency: number; maxAttempts: number; implement: boolean };
+  /** `implement:`, or null when the config has none (docs/implement.md). */
+  implement: ImplementConfig | null;
   telemetry: { otlpEndpoint: string | null; serviceName: string };
   modelsDir: string;
   offline: boolean;

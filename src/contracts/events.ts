@@ -112,6 +112,86 @@ export const IssuePlanFailed = z.object({
   ceiling: z.object({ setting: z.string(), max: z.number() }).optional(),
 });
 
+/** What one run of a command (the agent, the tests) left: exit code, time, and a bounded, redacted tail of its output. */
+export const CommandRun = z.object({
+  exit_code: z.number().int().nullable(),
+  /** The signal that ended it, when one did (a timeout kills its process group). */
+  signal: z.string().nullable(),
+  timed_out: z.boolean(),
+  duration_ms: z.number(),
+  /** The last lines of its output (stdout and stderr), at most 8 KiB, secrets redacted. */
+  output_tail: z.string(),
+  /** Bytes of output it wrote in all. */
+  output_bytes: z.number().int(),
+});
+export type CommandRun = z.infer<typeof CommandRun>;
+
+/** How an attempt ended: committed and tested, the agent timed out or failed, it wrote outside its worktree, it changed nothing. */
+export const AttemptOutcome = z.enum(["tested", "untested", "agent_failed", "timed_out", "escaped", "no_changes"]);
+export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
+
+/** Started an attempt of the coding agent (docs/implement.md): a run killed during it resumes at this attempt. */
+export const ImplementAttemptStarted = z.object({
+  type: z.literal("ImplementAttemptStarted"),
+  ...base,
+  run: z.number().int(),
+  attempt: z.number().int(),
+  branch: z.string(),
+});
+
+/** One attempt of the coding agent (docs/implement.md): agent, commit, tests. */
+export const ImplementAttempt = z.object({
+  type: z.literal("ImplementAttempt"),
+  ...base,
+  /** The issue's implement run (each `issue implement` that starts afresh is a new one). */
+  run: z.number().int(),
+  attempt: z.number().int(),
+  branch: z.string(),
+  base_sha: z.string(),
+  /** The branch head after the attempt (null when nothing could be committed). */
+  commit: z.string().nullable(),
+  outcome: AttemptOutcome,
+  agent: CommandRun,
+  diff: z.object({ files: z.number().int(), insertions: z.number().int(), deletions: z.number().int() }),
+  test: CommandRun.nullable(),
+  /** Paths outside the worktree the agent changed (outcome `escaped`). */
+  escaped: z.array(z.string()).optional(),
+});
+
+/** The review's result went out (docs/implement.md): a GitHub pull request, or (local tracker, open_pr false) the store. */
+export const PullRequestOpened = z.object({
+  type: z.literal("PullRequestOpened"),
+  ...base,
+  run: z.number().int(),
+  where: z.enum(["github", "store"]),
+  branch: z.string(),
+  number: z.number().int().nullable(),
+  url: z.string().nullable(),
+  draft: z.boolean(),
+  /** True when an earlier pull request of the issue was updated in place. */
+  updated: z.boolean(),
+  body_chars: z.number().int(),
+});
+
+/**
+ * `issue implement` ended with no pull request (docs/implement.md): `final` when the run is over (the
+ * agent wrote outside its worktree: a person looks); otherwise a factory attempt that failed, retried
+ * on a later poll with backoff (or, past a ceiling, not until its setting is raised) and resumed at its attempt.
+ */
+export const ImplementFailed = z.object({
+  type: z.literal("ImplementFailed"),
+  ...base,
+  run: z.number().int(),
+  /** The planning cycle whose plan was being implemented. */
+  cycle: z.number().int(),
+  /** The factory's attempt at this round (1 for `issue implement`). */
+  attempt: z.number().int(),
+  error: z.string(),
+  retry_at: z.string().nullable(),
+  ceiling: z.object({ setting: z.string(), max: z.number() }).optional(),
+  final: z.boolean(),
+});
+
 export const ConcernAddressed = z.object({
   type: z.literal("ConcernAddressed"),
   ...base,
@@ -152,6 +232,10 @@ export const DissentEvent = z.discriminatedUnion("type", [
   IssuePlanFailed,
   ConcernBlocked,
   CommentCommandHandled,
+  ImplementAttemptStarted,
+  ImplementAttempt,
+  PullRequestOpened,
+  ImplementFailed,
 ]);
 export type DissentEvent = z.infer<typeof DissentEvent>;
 export type EventType = DissentEvent["type"];

@@ -36,6 +36,8 @@ export interface FactoryDeps {
 /** How a factory run ended. */
 export interface FactoryResult {
   planned: number;
+  /** Issues implemented (their review went out). */
+  implemented: number;
   failed: number;
   /** Rounds found with their attempts used up (`--once` counts them as failed). */
   gaveUp: number;
@@ -59,7 +61,9 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
   const limit = pLimit(settings.concurrency);
   const running = new Set<Promise<void>>();
   const reported = new Set<string>();
-  const result: FactoryResult = { planned: 0, failed: 0, gaveUp: 0, abandoned: 0 };
+  const result: FactoryResult = { planned: 0, implemented: 0, failed: 0, gaveUp: 0, abandoned: 0 };
+  // implement.max_concurrency bounds coding agents at once, within the factory's own concurrency (docs/implement.md).
+  const agents = pLimit(settings.implementConcurrency ?? 1);
   let wake: () => void = () => undefined;
 
   const stopping = () => signal.aborted || result.fatal !== undefined;
@@ -74,6 +78,7 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
   deps.lost?.addEventListener("abort", onLost, { once: true });
   const tally = (o: JobOutcome) => {
     if (o.kind === "planned") result.planned++;
+    else if (o.kind === "implemented") result.implemented++;
     else if (o.kind === "failed") result.failed++;
     else if (o.kind === "fatal") stop(o.error);
   };
@@ -95,7 +100,8 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
     while (!stopping() && limit.activeCount + limit.pendingCount < settings.concurrency) {
       const job = await queue.take();
       if (!job) return;
-      const run: Promise<void> = limit(() => runJob(job, { ...deps, now, reported }))
+      const work = () => runJob(job, { ...deps, now, reported });
+      const run: Promise<void> = limit(() => (job.kind === "implement" ? agents(work) : work()))
         .then(tally, (e: unknown) => stop(e))
         .finally(() => {
           running.delete(run);

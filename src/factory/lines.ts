@@ -5,7 +5,20 @@ import type { StageRecord } from "../contracts/concern.js";
  * finished stage, and when it ends — as text, or one JSON object per line with `--json`.
  */
 export type FactoryLine =
-  | { event: "started"; issue: string; cycle: number; attempt: number; worker: string }
+  | { event: "started"; issue: string; cycle: number; attempt: number; worker: string; kind?: "implement" }
+  /** An attempt of the coding agent ended (docs/implement.md). */
+  | { event: "attempt"; issue: string; cycle: number; attempt: number; outcome: string; test_exit_code: number | null }
+  /** An issue's implementation was reviewed: its pull request (or recorded review) is out. */
+  | {
+      event: "implemented";
+      issue: string;
+      cycle: number;
+      status: "review" | "hitl";
+      attempts: number;
+      pull_request: number | null;
+      calls: number;
+      cost_usd: number | null;
+    }
   | { event: "stage"; issue: string; cycle: number; stage: string; phase: string; outcome: string; rounds: number; calls: number; cost_usd: number | null }
   | { event: "finished"; issue: string; cycle: number; status: "ready" | "needs_replan" | "hitl"; route: string; calls: number; cost_usd: number | null }
   | { event: "failed"; issue: string; cycle: number; attempt: number; max_attempts: number; error: string; retry_at: string | null }
@@ -29,7 +42,11 @@ export function textLine(l: FactoryLine): string {
   const who = `#${l.issue}`;
   switch (l.event) {
     case "started":
-      return `${who} started · cycle ${l.cycle} · attempt ${l.attempt} · ${l.worker}`;
+      return `${who} ${l.kind === "implement" ? "implementing" : "started"} · cycle ${l.cycle} · attempt ${l.attempt} · ${l.worker}`;
+    case "attempt":
+      return `${who} agent attempt ${l.attempt} ${l.outcome}${l.test_exit_code === null ? "" : l.test_exit_code === 0 ? " · tests passed" : ` · tests failed (exit ${l.test_exit_code})`}`;
+    case "implemented":
+      return `${who} ${l.status} · ${plural(l.attempts, "attempt")} · ${l.pull_request ? `PR #${l.pull_request}` : "review recorded"} · ${plural(l.calls, "call")} · ${usd(l.cost_usd)}`;
     case "stage":
       return `${who} ${l.phase} ${l.outcome} after ${plural(l.rounds, "round")} · ${plural(l.calls, "call")} · ${usd(l.cost_usd)}`;
     case "finished":

@@ -17,7 +17,7 @@ export function localQueue(store: Store, now: () => number = Date.now): WorkQueu
       for (const r of rounds) {
         const key = roundKey(r);
         if (queued.has(key) || running.has(key)) continue;
-        queued.set(key, { issueId: r.issueId, cycle: r.cycle, due: now() });
+        queued.set(key, { ...r, due: now() });
         added.push(r);
       }
       return added;
@@ -38,6 +38,7 @@ export function localQueue(store: Store, now: () => number = Date.now): WorkQueu
       const job: Job = {
         issueId: round.issueId,
         cycle: round.cycle,
+        ...(round.kind ? { kind: round.kind } : {}),
         async finish(record, again) {
           if (!open) return;
           try {
@@ -45,7 +46,7 @@ export function localQueue(store: Store, now: () => number = Date.now): WorkQueu
           } finally {
             close();
           }
-          if (again && !queued.has(key)) queued.set(key, { issueId: round.issueId, cycle: round.cycle, due: again.getTime() });
+          if (again && !queued.has(key)) queued.set(key, { ...round, due: again.getTime() });
         },
         async abandon() {
           close();

@@ -134,7 +134,8 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
     try {
       await c.query("BEGIN");
       await c.query(`SET LOCAL lock_timeout = '${ENQUEUE_LOCK_TIMEOUT}'`);
-      const id = await boss.send(PLAN_QUEUE, { issueId: r.issueId, cycle: r.cycle }, { singletonKey: roundKey(r), retryLimit: 0, db: bossDb(queryOn(c)) });
+      const data = { issueId: r.issueId, cycle: r.cycle, ...(r.kind ? { kind: r.kind } : {}) };
+      const id = await boss.send(PLAN_QUEUE, data, { singletonKey: roundKey(r), retryLimit: 0, db: bossDb(queryOn(c)) });
       await c.query("COMMIT");
       return id !== null;
     } catch (e) {
@@ -170,10 +171,10 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       });
       const c = held.client;
       const q = queryOn(c);
-      let job: PgBoss.Job<{ issueId?: unknown; cycle?: unknown }> | undefined;
+      let job: PgBoss.Job<{ issueId?: unknown; cycle?: unknown; kind?: unknown }> | undefined;
       try {
         await c.query("BEGIN");
-        [job] = await boss.fetch<{ issueId?: unknown; cycle?: unknown }>(PLAN_QUEUE, { batchSize: 1, db: bossDb(q) });
+        [job] = await boss.fetch<{ issueId?: unknown; cycle?: unknown; kind?: unknown }>(PLAN_QUEUE, { batchSize: 1, db: bossDb(q) });
       } catch (e) {
         await c.query("ROLLBACK").catch(() => undefined); // the error that matters is `e`
         held.release();
@@ -190,6 +191,7 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       const jobId = job.id;
       const issueId = typeof job.data.issueId === "string" ? job.data.issueId : "";
       const cycle = typeof job.data.cycle === "number" ? job.data.cycle : 0;
+      const kind = job.data.kind === "implement" ? ("implement" as const) : undefined;
       jobOf = `holding the round of issue ${issueId}`;
       // The server closes a connection silent for `silenceMs`: speak while the round runs. A heartbeat that fails is the connection lost.
       heartbeat = setInterval(() => void c.query("SELECT 1").catch((e: unknown) => lost(e, jobOf)), o.heartbeatMs);
@@ -207,13 +209,23 @@ export async function pgBossQueue(o: PgQueueOptions): Promise<WorkQueue> {
       return {
         issueId,
         cycle,
+        ...(kind ? { kind } : {}),
         async finish(record, again) {
           if (done) return;
           try {
             if (record) await record(o.store.txOn(q));
             await boss.complete(PLAN_QUEUE, jobId, {}, { db: bossDb(q) });
             if (again)
-              await boss.send(PLAN_QUEUE, { issueId, cycle }, { singletonKey: roundKey({ issueId, cycle }), startAfter: again, retryLimit: 0, db: bossDb(q) });
+              await boss.send(
+                PLAN_QUEUE,
+                { issueId, cycle, ...(kind ? { kind } : {}) },
+                {
+                  singletonKey: roundKey({ issueId, cycle, ...(kind ? { kind } : {}) }),
+                  startAfter: again,
+                  retryLimit: 0,
+                  db: bossDb(q),
+                },
+              );
           } catch (e) {
             await end("ROLLBACK").catch(() => undefined); // the connection may be gone with the error
             throw failed(e, `ending the round of issue ${issueId}`);

@@ -2,8 +2,8 @@ import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { FactoryLine } from "./lines.js";
 import type { WorkQueue } from "./queue.js";
-import { attemptsOf, cycleToPlan, readiness, roundKey, type Round } from "./rounds.js";
-import { failuresOf } from "./run-job.js";
+import { attemptsOf, cycleToImplement, cycleToPlan, readiness, roundKey, type Round } from "./rounds.js";
+import { failuresOf, implementFailuresOf } from "./run-job.js";
 import type { FactorySettings } from "./settings.js";
 
 /** What one poll found. */
@@ -20,7 +20,7 @@ export interface PollDeps {
   store: Store;
   tracker: Tracker;
   queue: WorkQueue;
-  settings: Pick<FactorySettings, "maxAttempts" | "limits">;
+  settings: Pick<FactorySettings, "maxAttempts" | "limits"> & Partial<Pick<FactorySettings, "implement">>;
   line: (l: FactoryLine) => void;
   /** Rounds already reported as given up (each is reported once per process). */
   reported: Set<string>;
@@ -33,14 +33,23 @@ export interface PollDeps {
  */
 export async function poll(deps: PollDeps): Promise<PollResult> {
   const now = deps.now ?? Date.now;
-  const [issues, plans, failures] = await Promise.all([deps.tracker.list(), deps.store.plans(), failuresOf(deps.store)]);
+  const [issues, plans, planFailures, implementFailures] = await Promise.all([
+    deps.tracker.list(),
+    deps.store.plans(),
+    failuresOf(deps.store),
+    deps.settings.implement ? implementFailuresOf(deps.store) : Promise.resolve([]),
+  ]);
   const rows = new Map(plans.map((p) => [p.issue_id, p]));
   const due: Round[] = [];
   const gaveUp: Round[] = [];
   for (const issue of issues) {
-    const cycle = cycleToPlan(issue.labels, rows.get(issue.id));
+    // An issue with something to plan is planned; one with a ready plan is implemented, when the factory does that (docs/implement.md).
+    const planCycle = cycleToPlan(issue.labels, rows.get(issue.id));
+    const implementCycle = planCycle === undefined && deps.settings.implement ? cycleToImplement(issue.labels, rows.get(issue.id)) : undefined;
+    const cycle = planCycle ?? implementCycle;
     if (cycle === undefined) continue;
-    const round = { issueId: issue.id, cycle };
+    const round: Round = planCycle !== undefined ? { issueId: issue.id, cycle } : { issueId: issue.id, cycle, kind: "implement" };
+    const failures = round.kind === "implement" ? implementFailures : planFailures;
     const ready = readiness(
       attemptsOf(
         failures.filter((f) => f.issue_id === issue.id),

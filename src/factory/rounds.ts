@@ -4,12 +4,24 @@ import type { PlanRow } from "../store/port.js";
 /** An issue's planning round as the factory queues it: one job per issue and cycle (docs/factory.md). */
 export interface Round {
   issueId: string;
-  /** The planning cycle this round runs: the one under way, or the next. */
+  /** The planning cycle this round runs: the one under way, or the next (an implement round: the ready plan's). */
   cycle: number;
+  /** What the round does: plan the issue, or implement its ready plan (docs/implement.md); default plan. */
+  kind?: "plan" | "implement";
 }
 
-/** The singleton key of a round's job: each poll enqueues an issue (and cycle) at most once. */
-export const roundKey = (r: Round) => `${r.issueId}#${r.cycle}`;
+/** The singleton key of a round's job: each poll enqueues an issue (and cycle, and kind) at most once. */
+export const roundKey = (r: Round) => `${r.issueId}#${r.cycle}${r.kind === "implement" ? "#implement" : ""}`;
+
+/**
+ * The cycle whose ready plan the factory would implement now (`factory.implement`, docs/implement.md),
+ * or undefined: an issue labelled `dissent-ready` whose plan is ready, or one left
+ * `dissent-implementing` (its worker died: the run resumes at its attempt).
+ */
+export function cycleToImplement(labels: readonly string[], row: PlanRow | undefined): number | undefined {
+  if (row?.status !== "ready" || labels.includes("dissent-fixed")) return undefined;
+  return labels.includes("dissent-ready") || labels.includes("dissent-implementing") ? row.cycle : undefined;
+}
 
 /**
  * The cycle the factory would plan for an issue now, or undefined when it has nothing to plan:
@@ -46,7 +58,7 @@ export type Limits = Readonly<Record<string, number | null>>;
  * (the cycle that reached it, or the one it refused to start), whose setting has not been raised
  * since. Raising it lets the factory try again; a later cycle that planned moves past it.
  */
-export function heldBy(failures: readonly EventOf<"IssuePlanFailed">[], fromCycle: number, limits: Limits): EventOf<"IssuePlanFailed"> | undefined {
+export function heldBy<F extends RoundFailure>(failures: readonly F[], fromCycle: number, limits: Limits): F | undefined {
   return failures.findLast((f) => {
     if (!f.ceiling || f.cycle < fromCycle) return false;
     const now = limits[f.ceiling.setting];
@@ -54,8 +66,11 @@ export function heldBy(failures: readonly EventOf<"IssuePlanFailed">[], fromCycl
   });
 }
 
+/** A failed round as recorded: IssuePlanFailed, or ImplementFailed for an implement round. */
+export type RoundFailure = Pick<EventOf<"IssuePlanFailed">, "cycle" | "error" | "retry_at" | "ceiling">;
+
 /** Counts a round's failed attempts from the issue's IssuePlanFailed events (the store's, so every worker agrees). */
-export function attemptsOf(failures: readonly EventOf<"IssuePlanFailed">[], cycle: number, ceilings?: { fromCycle: number; limits: Limits }): Attempts {
+export function attemptsOf(failures: readonly RoundFailure[], cycle: number, ceilings?: { fromCycle: number; limits: Limits }): Attempts {
   const mine = failures.filter((f) => f.cycle === cycle);
   const last = mine.at(-1);
   const held = ceilings ? heldBy(failures, ceilings.fromCycle, ceilings.limits) : undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { EventOf } from "../contracts/events.js";
 import type { Dissent } from "../dissent.js";
-import { BudgetExceeded, DissentError, LeaseHeld, messageOf, ProviderError, StoreError } from "../errors.js";
+import { AgentEscaped, BudgetExceeded, DissentError, LeaseHeld, messageOf, ProviderError, StoreError } from "../errors.js";
 import { sumUsd } from "../models/pricing.js";
 import { holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
@@ -9,12 +9,12 @@ import type { Tracker } from "../trackers/port.js";
 import { retryDelayMs } from "./backoff.js";
 import { stageLine, type FactoryLine } from "./lines.js";
 import type { Job } from "./queue.js";
-import { attemptsOf, cycleToPlan, readiness, roundKey } from "./rounds.js";
+import { attemptsOf, cycleToImplement, cycleToPlan, readiness, roundKey, type RoundFailure } from "./rounds.js";
 import { FOLLOW_UP_MARGIN_MS, type FactorySettings } from "./settings.js";
 import { verdictOf } from "./verdict.js";
 
-/** What the factory needs of the library's wiring: `issue plan` and `issue merged`, as the CLI runs them. */
-export type Planner = Pick<Dissent, "planIssue" | "merge">;
+/** What the factory needs of the library's wiring: `issue plan`, `issue merged` and (`factory.implement`) `issue implement`, as the CLI runs them. */
+export type Planner = Pick<Dissent, "planIssue" | "merge"> & Partial<Pick<Dissent, "implementIssue">>;
 
 /** What running one round needs. */
 export interface RunJobDeps {
@@ -31,6 +31,7 @@ export interface RunJobDeps {
 /** How a round ended, for the factory's tally and its exit code. */
 export type JobOutcome =
   | { kind: "planned"; status: "ready" | "needs_replan" | "hitl" }
+  | { kind: "implemented"; status: "review" | "hitl" }
   | { kind: "failed"; gaveUp: boolean }
   /** Another worker holds the issue, or the round was out of date: nothing to do now. */
   | { kind: "skipped" }
@@ -41,6 +42,12 @@ export type JobOutcome =
 export async function failuresOf(store: Store, issueId?: string): Promise<EventOf<"IssuePlanFailed">[]> {
   const events = await store.events({ ...(issueId !== undefined ? { issueId } : {}), types: ["IssuePlanFailed"] });
   return events.filter((e): e is EventOf<"IssuePlanFailed"> & { seq: number } => e.type === "IssuePlanFailed");
+}
+
+/** An issue's ImplementFailed events of factory attempts (not the final ones: those end a run for a person), oldest first. */
+export async function implementFailuresOf(store: Store, issueId?: string): Promise<(RoundFailure & { issue_id: string | null })[]> {
+  const events = await store.events({ ...(issueId !== undefined ? { issueId } : {}), types: ["ImplementFailed"] });
+  return events.filter((e): e is EventOf<"ImplementFailed"> & { seq: number } => e.type === "ImplementFailed" && !e.final);
 }
 
 /** This worker as a lease holder: a new id per round, so two rounds of one process never share a lease. */
@@ -61,8 +68,27 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
   const holder = workerHolder(settings);
   const leaseOpts = { ttlMs: settings.leaseTtlMs, renewMs: settings.leaseRenewMs };
   const round = { issue: job.issueId, cycle: job.cycle };
+  const implementing = job.kind === "implement";
   let started = false;
   let attempt = 1;
+  /** The failure as recorded: IssuePlanFailed for a plan round, ImplementFailed for an implement round (docs/implement.md). */
+  const failure = async (error: string, retryAt: string | null, ceiling?: { setting: string; max: number }) => {
+    if (!implementing)
+      return { type: "IssuePlanFailed" as const, issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: retryAt, ...(ceiling ? { ceiling } : {}) };
+    const { readLedger } = await import("../implement/ledger.js");
+    const { run } = await readLedger(store, job.issueId);
+    return {
+      type: "ImplementFailed" as const,
+      issue_id: job.issueId,
+      run,
+      cycle: job.cycle,
+      attempt,
+      error,
+      retry_at: retryAt,
+      final: false,
+      ...(ceiling ? { ceiling } : {}),
+    };
+  };
 
   const settle = async (e: unknown): Promise<JobOutcome> => {
     try {
@@ -92,20 +118,26 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
           const error = messageOf(e).split("\n")[0] ?? "";
           const setting = BudgetExceeded.isInstance(e) ? (e.setting ?? "budget") : "budget";
           const max = BudgetExceeded.isInstance(e) ? e.max : 0;
-          await job.finish((tx) =>
-            tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: null, ceiling: { setting, max } }]),
-          );
+          const record = await failure(error, null, { setting, max });
+          await job.finish((tx) => tx.append([record]));
           deps.reported?.add(roundKey({ issueId: job.issueId, cycle: job.cycle }));
           line({ event: "ceiling", ...round, setting, error });
           return { kind: "failed", gaveUp: true };
         }
         case "failed": {
           const error = messageOf(e).split("\n")[0] ?? "";
+          if (AgentEscaped.isInstance(e)) {
+            // The run recorded its own end and moved the issue to a person: nothing to retry.
+            await job.finish();
+            line({ event: "failed", ...round, attempt, max_attempts: settings.maxAttempts, error, retry_at: null });
+            return { kind: "failed", gaveUp: true };
+          }
           const last = attempt >= settings.maxAttempts;
           const retryAt = last
             ? null
             : new Date(now() + retryDelayMs(attempt, settings.pollIntervalMs, ProviderError.isInstance(e) ? e.retryAfterMs : undefined)).toISOString();
-          await job.finish((tx) => tx.append([{ type: "IssuePlanFailed", issue_id: job.issueId, cycle: job.cycle, attempt, error, retry_at: retryAt }]));
+          const record = await failure(error, retryAt);
+          await job.finish((tx) => tx.append([record]));
           line({ event: "failed", ...round, attempt, max_attempts: settings.maxAttempts, error, retry_at: retryAt });
           return { kind: "failed", gaveUp: last };
         }
@@ -131,17 +163,48 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
     // again (an issue another worker just planned reads as planned here, never as new).
     const row = await store.plan(job.issueId);
     const ceilings = { fromCycle: row?.cycle ?? 0, limits: settings.limits };
-    const ready = readiness(attemptsOf(await failuresOf(store, job.issueId), job.cycle, ceilings), settings.maxAttempts, now());
+    const failures = implementing ? await implementFailuresOf(store, job.issueId) : await failuresOf(store, job.issueId);
+    const ready = readiness(attemptsOf(failures, job.cycle, ceilings), settings.maxAttempts, now());
     if (ready.ready) attempt = ready.attempt; // (a failure from here on is this attempt's)
     const issue = await tracker.get(job.issueId);
-    const cycle = cycleToPlan(issue.labels, row);
+    const cycle = implementing ? cycleToImplement(issue.labels, row) : cycleToPlan(issue.labels, row);
     if (cycle !== job.cycle || !ready.ready) {
       await job.finish();
       return { kind: "skipped" };
     }
     started = true;
-    line({ event: "started", ...round, attempt, worker: `${holder.host} pid ${holder.pid}` });
+    line({ event: "started", ...round, attempt, worker: `${holder.host} pid ${holder.pid}`, ...(implementing ? { kind: "implement" as const } : {}) });
     const mark = await store.lastSeq();
+    if (implementing) {
+      if (!deps.planner.implementIssue) throw new StoreError("this factory cannot implement issues (no implementIssue in its wiring)");
+      const done = await deps.planner.implementIssue(issue.id, {
+        holder,
+        lease: leaseOpts,
+        onProgress: (p) => {
+          if (p.kind === "attempt-done")
+            line({
+              event: "attempt",
+              issue: issue.id,
+              cycle: job.cycle,
+              attempt: p.attempt.attempt,
+              outcome: p.attempt.outcome,
+              test_exit_code: p.attempt.test?.exit_code ?? null,
+            });
+        },
+      });
+      const calls = (await store.events({ issueId: issue.id, after: mark, types: ["ModelCall"] })).filter((e) => e.type === "ModelCall" && !e.cached);
+      line({
+        event: "implemented",
+        ...round,
+        status: done.status,
+        attempts: done.attempts.length,
+        pull_request: done.pull_request.number,
+        calls: calls.length,
+        cost_usd: sumUsd(calls.map((c) => (c.type === "ModelCall" ? c.cost_usd : undefined))),
+      });
+      await job.finish();
+      return { kind: "implemented", status: done.status };
+    }
     const result = await deps.planner.planIssue(issue.id, {
       // The queue chose this round from its labels (dissent-find, or a cycle left unfinished): a
       // person moving a ready issue back to find asked for a new plan.

@@ -23,6 +23,10 @@ export interface FactorySettings {
   queuePollMs: number;
   /** The ceilings of an issue's life, by setting: an issue held by one is not retried until it is raised. */
   limits: Limits;
+  /** Implement ready issues too (`factory.implement`, docs/implement.md). */
+  implement: boolean;
+  /** Coding agents at once in this process (`implement.max_concurrency`). */
+  implementConcurrency: number;
 }
 
 /** How long after a lease held by another worker is found the round is tried again: the lease has expired by then. */
@@ -72,7 +76,11 @@ export function factorySettings(config: Config, flags: { once?: boolean; concurr
       "budget.max_calls_per_issue": config.budget.maxCallsPerIssue,
       "budget.max_cycles_per_issue": config.budget.maxCyclesPerIssue,
       "budget.max_usd_per_issue": config.budget.maxUsdPerIssue,
+      "implement.max_attempts_per_issue": config.implement?.maxAttemptsPerIssue ?? null,
+      "implement.max_agent_ms_per_issue": config.implement?.maxAgentMsPerIssue ?? null,
     },
+    implement: config.factory.implement && config.implement !== null,
+    implementConcurrency: config.implement?.maxConcurrency ?? 1,
   };
 }
 

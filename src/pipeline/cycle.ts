@@ -57,6 +57,14 @@ export class PlanningCycle {
     return new PlanningCycle(store, row, concernHistory(recorded));
   }
 
+  /** The issue's current cycle as it is, never a new one: the implement phase works on the plan it made (docs/implement.md). */
+  static async current(store: Store, issueId: string): Promise<PlanningCycle | undefined> {
+    const row = await store.plan(issueId);
+    if (!row) return undefined;
+    const recorded = await store.events({ issueId, types: ["ConcernForwarded", "ConcernBlocked", "ShippedWithKnownGap"] });
+    return new PlanningCycle(store, row, concernHistory(recorded));
+  }
+
   get issueId(): string {
     return this.row.issue_id;
   }
@@ -153,6 +161,17 @@ export class PlanningCycle {
   async commitPlan(content: string, events: NewEvent[]): Promise<void> {
     await this.store.transaction(async (tx) => {
       await tx.putArtifact(this.issueId, this.number, "plan", content);
+      await tx.append(events);
+      const current = (await tx.plan(this.issueId)) ?? this.row;
+      this.row = { ...current, concern_seq: Math.max(current.concern_seq, this.seq) };
+      await tx.savePlan(this.row);
+    });
+    this.keepIds();
+  }
+
+  /** Commits events with the concern counter, leaving the cycle's status as it is (the implement review's). */
+  async commitEvents(events: NewEvent[]): Promise<void> {
+    await this.store.transaction(async (tx) => {
       await tx.append(events);
       const current = (await tx.plan(this.issueId)) ?? this.row;
       this.row = { ...current, concern_seq: Math.max(current.concern_seq, this.seq) };

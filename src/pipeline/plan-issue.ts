@@ -9,6 +9,7 @@ import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
 import type { TrackedIssue, Tracker } from "../trackers/port.js";
+import { criteriaCodec } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
 import { LabelSession } from "./label-session.js";
@@ -122,7 +123,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     const route = cycle.route as NonNullable<PlanningCycle["route"]>;
 
     const artifacts = await cycle.artifacts();
-    const criteria = (): string[] => (artifacts.acceptance_criteria ? (JSON.parse(artifacts.acceptance_criteria) as string[]) : []);
+    const criteria = (): string[] => (artifacts.acceptance_criteria ? criteriaCodec.decode(artifacts.acceptance_criteria) : []);
     // A replan of a merged issue shows its planner the gaps it shipped with, so they are not repeated.
     const shipped = shippedGapsText(await store.events({ issueId: id, types: ["ShippedWithKnownGap"] }));
     const context = (): RoleContext => ({

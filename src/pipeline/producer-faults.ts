@@ -10,14 +10,16 @@ const DECISIONS = /^#{1,6}\s*Decisions\b/im;
 export function producerFaults(
   role: string,
   where: string,
-  reply: { artifact: string | string[]; addressed: readonly AddressedItem[] },
+  reply: { artifact: unknown; addressed: readonly AddressedItem[] },
   given: readonly Concern[],
+  /** Whether the artifact is markdown (only markdown answers concerns in a `## Decisions` section). */
+  markdown = typeof reply.artifact === "string",
 ): string[] {
   const out: string[] = [];
   const known = new Set(given.map((c) => c.id));
   const unknown = [...new Set(reply.addressed.map((a) => a.concern_id).filter((id) => !known.has(id)))];
   if (unknown.length) out.push(`${role} named concern ids it was not given in ${where} (${unknown.join(", ")}): ignored`);
-  if (given.length && typeof reply.artifact === "string" && !DECISIONS.test(reply.artifact)) {
+  if (given.length && markdown && typeof reply.artifact === "string" && !DECISIONS.test(reply.artifact)) {
     out.push(`${role} answered ${given.length} concern${given.length === 1 ? "" : "s"} in ${where} with no "## Decisions" section`);
   }
   return out;

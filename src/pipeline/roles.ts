@@ -43,6 +43,7 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
   shape: "shape",
   plan: "plan",
   acceptance_criteria: "acceptance criteria",
+  diff: "change (diff and test result)",
 };
 
 /**
@@ -223,6 +224,8 @@ export interface CriticExtras {
   tracked?: readonly Concern[];
   /** The categories this stage's critics use. */
   categories?: readonly string[];
+  /** A reply other than findings (review.acceptance's verdicts, docs/implement.md): its schema and the task line; the persona says the format. */
+  reply?: { schema: ReplySchema; task: string };
 }
 
 /** A critic's request: the issue, the context it needs, the artifact under review, and its memory. */
@@ -233,7 +236,7 @@ export function criticRequest(
   artifact: { name: ArtifactName; text: string },
   extras: CriticExtras = {},
 ): ModelRequest {
-  const { system, file } = persona(role, "_format-critic");
+  const { system, file } = extras.reply ? persona(role) : persona(role, "_format-critic");
   const parts = [
     ...contextBlocks(ctx, criticInputs),
     `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
@@ -258,9 +261,10 @@ export function criticRequest(
   }
   const vocabulary = extras.categories?.length ? ` Use a category from: ${extras.categories.join(", ")}.` : "";
   parts.push(
-    `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`,
+    extras.reply?.task ??
+      `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`,
   );
-  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
+  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: extras.reply?.schema ?? replySchemas().findings, promptFile: file };
 }
 
 /** A critic's, judge's or reviewer's reply, read leniently: one bad finding is dropped and counted, a bare list is the findings. */

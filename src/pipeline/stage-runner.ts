@@ -11,18 +11,7 @@ import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
 import { producerFaults } from "./producer-faults.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import {
-  criticRequest,
-  issueText,
-  parseCriteria,
-  parseFindings,
-  parseProducer,
-  parseVerdict,
-  producerRequest,
-  renderCriteria,
-  verifierRequest,
-  type RoleContext,
-} from "./roles.js";
+import { criticRequest, issueText, parseFindings, parseVerdict, producerRequest, verifierRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** The one model door as the pipeline uses it; `emit` overrides where the call's ModelCall event goes. */
@@ -108,8 +97,8 @@ export interface StageOutcomeResult {
   artifact: string | undefined;
 }
 
-type Artifact = string | string[];
-const render = (a: Artifact) => (Array.isArray(a) ? renderCriteria(a) : a);
+/** An artifact as the runner handles it: whatever the stage's codec reads, renders and encodes. */
+type Artifact = unknown;
 /**
  * Runs one stage of the table: the producer, its council and (in councils of two or more) the
  * verifier in one AdversarialRetryLoop, then commits the artifact and the stage's events in one
@@ -121,7 +110,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const due = state.pending_concerns.filter((c) => c.must_address_by === stage.phase).sort((a, b) => ascending(a.id, b.id));
   // The criteria writer writes nothing the plan does not build: plan-level concerns go on to the reviewer.
   const given = stage.answersPending ? due : [];
-  const criteriaStage = stage.artifact === "acceptance_criteria";
+  const render = (a: Artifact) => stage.codec.render(a);
   const cost: CostOf = deps.costOf ?? (async () => 1);
 
   // Critics and second opinions answer in parallel, in whatever order; their ModelCall events are
@@ -165,11 +154,9 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       await flush();
       const { meta, request } = producerCall(input);
       const reply = await call(meta, request);
-      const parsed = criteriaStage
-        ? (({ criteria, addressed }) => ({ artifact: criteria as Artifact, addressed }))(parseCriteria(stage.producer, reply.answer, contextTexts()))
-        : parseProducer(stage.producer, reply.answer);
+      const parsed = stage.codec.read(stage.producer, reply.answer, contextTexts());
       const shown = [...(input.previous !== undefined ? input.blocking : []), ...given];
-      const warnings = producerFaults(stage.producer, `${stage.stage} round ${input.round}`, parsed, shown);
+      const warnings = producerFaults(stage.producer, `${stage.stage} round ${input.round}`, parsed, shown, stage.codec.kind === "markdown");
       return { artifact: parsed.artifact, addressed: parsed.addressed, ...(warnings.length ? { warnings } : {}) };
     },
   };
@@ -274,7 +261,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     (e) => e.type !== "ConcernAddressed" || !settledHere.has(e.resolution.concern_id),
   );
   const carried = result.artifact === undefined ? [] : carryEvents(issueId, due, answered, stage.mustAddressBy, "carried");
-  const content = result.artifact === undefined ? undefined : Array.isArray(result.artifact) ? JSON.stringify(result.artifact) : result.artifact;
+  const content = result.artifact === undefined ? undefined : stage.codec.encode(result.artifact);
   const artifact: { name: ArtifactName; content: string } | undefined = content === undefined ? undefined : { name: stage.artifact, content };
   await deps.cycle.commitStage(stage.stage, artifact, [...answered, ...carried, ...buffered].filter(deps.keep));
   return { stageRun: result.stageRun, artifact: content };

@@ -2,9 +2,10 @@ import type { MustAddressBy, StagePhase } from "../contracts/concern.js";
 import type { StageSpec } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { TransientLabel } from "../contracts/labels.js";
+import { criteriaCodec, markdownCodec, type ArtifactCodec } from "./artifact-codecs.js";
 
-/** The artifacts the pipeline builds, by name. */
-export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria";
+/** The artifacts the pipeline builds, by name; `diff` is an implementation's, under review (docs/implement.md). */
+export type ArtifactName = "brief" | "shape" | "plan" | "acceptance_criteria" | "diff";
 
 /** One adversarial stage: a producer role re-run against a council of critic roles. */
 export interface PipelineStage extends StageSpec {
@@ -16,6 +17,8 @@ export interface PipelineStage extends StageSpec {
   label: TransientLabel;
   /** What the producer makes. */
   artifact: ArtifactName;
+  /** How that artifact is read from the reply, shown to critics and kept (markdown, a criteria list). */
+  codec: ArtifactCodec<unknown>;
   /** Earlier artifacts the producer is given. */
   inputs: readonly ArtifactName[];
   /** Earlier artifacts the critics see beside the artifact under review. */
@@ -39,6 +42,7 @@ export const STAGES: readonly PipelineStage[] = [
     mustAddressBy: "shape",
     label: "dissent-adv-discover-running",
     artifact: "brief",
+    codec: markdownCodec,
     inputs: [],
     criticInputs: [],
     categories: ["problem", "evidence", "assumption", "existing_solution", "validation", "scope"],
@@ -52,6 +56,7 @@ export const STAGES: readonly PipelineStage[] = [
     mustAddressBy: "plan",
     label: "dissent-adv-shape-running",
     artifact: "shape",
+    codec: markdownCodec,
     inputs: ["brief"],
     criticInputs: ["brief"],
     categories: ["scope", "approach", "user_impact", "architecture", "value", "risk"],
@@ -65,6 +70,7 @@ export const STAGES: readonly PipelineStage[] = [
     mustAddressBy: "spec",
     label: "dissent-adv-plan-running",
     artifact: "plan",
+    codec: markdownCodec,
     inputs: ["brief", "shape"],
     criticInputs: ["shape"],
     categories: ["assumption", "buildability", "ordering", "test_gap", "risk", "rollback", "scope"],
@@ -79,6 +85,7 @@ export const STAGES: readonly PipelineStage[] = [
     mustAddressBy: "review",
     label: "dissent-adv-plan-running",
     artifact: "acceptance_criteria",
+    codec: criteriaCodec,
     inputs: ["plan"],
     criticInputs: ["plan"],
     categories: ["missing_criterion", "not_in_plan", "contradiction", "unobservable", "plan_gap"],

@@ -5,6 +5,7 @@
 import type { Concern, ConcernResolution, StageRecord, StageRun } from "../contracts/concern.js";
 import type { DissentEvent } from "../contracts/events.js";
 import type { StateLabel } from "../contracts/labels.js";
+import type { ImplementationView } from "./implementation.js";
 import type { WikiEntryFields } from "../contracts/wiki.js";
 
 /** A planning status as the store keeps it (mirrors store/port PlanStatus, kept here free of Node types). */
@@ -95,6 +96,8 @@ export interface IssueDetail {
   /** Dollars of the current cycle's network calls; null when one of them had no known price. */
   cost_usd: number | null;
   url?: string;
+  /** The implement phase (docs/implement.md): branch, attempts, pull request or recorded review; null before it. */
+  implementation: ImplementationView | null;
 }
 
 /** One round of a stage: the calls made in it (producer first, then the critics in council order). */
@@ -251,3 +254,5 @@ export interface WikiEntryView extends WikiEntryFields {
   body?: string;
   given_to: WikiUse[];
 }
+
+export type { AttemptView, ImplementationView } from "./implementation.js";

@@ -1,10 +1,12 @@
 import { packageVersion } from "../package-root.js";
 import type { Config } from "../contracts/config.js";
 import type { ObservedCall } from "../models/types.js";
+import { ImplementTrace } from "./implement-trace.js";
 import { PlanTrace } from "./plan-trace.js";
 import { exportingTracer } from "./provider.js";
 import { RunTrace } from "./run-trace.js";
 
+export { ImplementTrace } from "./implement-trace.js";
 export { PlanTrace } from "./plan-trace.js";
 export { RunTrace } from "./run-trace.js";
 export { SEMCONV_VERSION } from "./conventions.js";
@@ -14,6 +16,8 @@ export { withoutCredentials } from "./provider.js";
 export interface Telemetry {
   run(runId: string, audit: boolean): RunTrace;
   plan(issueId: string): PlanTrace;
+  /** The trace of one `issue implement` (docs/implement.md). */
+  implement(issueId: string): ImplementTrace;
   /** Flushes every span (bounded in time) and stops exporting. */
   shutdown(): Promise<void>;
 }
@@ -60,6 +64,7 @@ export function startTelemetry(
   return {
     run: (runId, audit) => new RunTrace(tracer, runId, audit, spans),
     plan: (issueId) => new PlanTrace(tracer, issueId, spans),
+    implement: (issueId) => new ImplementTrace(tracer, issueId, spans),
     shutdown,
   };
 }

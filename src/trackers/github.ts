@@ -24,7 +24,7 @@ export const isGithubTracker = (t: Tracker): t is GithubTracker => t.kind === "g
 type GithubConfig = Extract<TrackerConfig, { type: "github" }>;
 
 /** An issue closed by a merged pull request while in one of these states is carried over (docs/factory.md). */
-const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan"];
+const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan", "dissent-implementing", "dissent-review"];
 
 /** Env knob for the spacing between writes, in ms (unset: the throttling plugin's, as GitHub advises). */
 export const WRITE_INTERVAL_ENV = "DISSENT_GITHUB_WRITE_INTERVAL_MS";
@@ -178,6 +178,27 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     async publishPlan(id, report) {
       const n = issueNumber(id);
       await writeComment(n, PLAN_MARKER, planComment(String(n), report));
+    },
+    /**
+     * The implemented issue's pull request (docs/implement.md): the open one whose head is the branch
+     * is updated in place (title, body); otherwise one is opened, as a draft when asked. GitHub keeps a
+     * draft a draft on update: marking it ready is the reviewer's call.
+     */
+    async openPullRequest(input) {
+      const found = await session.step(`finding the pull request of ${input.head}`, (gh) =>
+        gh.rest.pulls.list({ owner, repo, head: `${owner}:${input.head}`, state: "open", per_page: 10 }),
+      );
+      const open = found.data[0];
+      if (open) {
+        const { data } = await session.step(`updating pull request #${open.number}`, (gh) =>
+          gh.rest.pulls.update({ owner, repo, pull_number: open.number, title: input.title, body: input.body }),
+        );
+        return { number: data.number, url: data.html_url, updated: true };
+      }
+      const { data } = await session.step(`opening a pull request for ${input.head}`, (gh) =>
+        gh.rest.pulls.create({ owner, repo, head: input.head, base: input.base, title: input.title, body: input.body, draft: input.draft }),
+      );
+      return { number: data.number, url: data.html_url, updated: false };
     },
     async recordMerged(id, pr, gaps) {
       const n = issueNumber(id);

@@ -26,6 +26,26 @@ export interface MergedClosure {
   pr: number;
 }
 
+/** A pull request to open, or to update in place when one is open for the branch (docs/implement.md). */
+export interface PullRequestInput {
+  issueId: string;
+  /** The pushed branch (`dissent/issue-<ID>`). */
+  head: string;
+  /** The branch it would merge into. */
+  base: string;
+  title: string;
+  body: string;
+  draft: boolean;
+}
+
+/** The pull request as the tracker has it. */
+export interface PullRequestRef {
+  number: number;
+  url: string;
+  /** True when an open one was updated rather than a new one opened. */
+  updated: boolean;
+}
+
 /** The port every tracker adapter implements (local store, GitHub). */
 export interface Tracker {
   readonly kind: "local" | "github";
@@ -42,6 +62,8 @@ export interface Tracker {
   recordMerged(id: string, pr: number, gaps: readonly Concern[]): Promise<void>;
   /** Closed issues still labelled ready/hitl/plan whose closing pull request was merged. */
   mergedClosures(): Promise<MergedClosure[]>;
+  /** Opens (or updates) the pull request of an implemented issue; absent on trackers without pull requests (the local one). */
+  openPullRequest?(input: PullRequestInput): Promise<PullRequestRef>;
   /** The project the tracker's issues belong to (GitHub: the repository's name and description), the default of config `project`. */
   project?(): Promise<{ name: string; description: string | null }>;
 }

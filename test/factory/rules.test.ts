@@ -54,7 +54,16 @@ describe("factory settings", () => {
       host: hostname(),
       queuePollMs: 500,
       // The ceilings of an issue's life, as the config sets them (defaults: 60 calls, 3 cycles, no dollar ceiling).
-      limits: { "budget.max_calls_per_issue": 60, "budget.max_cycles_per_issue": 3, "budget.max_usd_per_issue": null },
+      limits: {
+        "budget.max_calls_per_issue": 60,
+        "budget.max_cycles_per_issue": 3,
+        "budget.max_usd_per_issue": null,
+        "implement.max_attempts_per_issue": null,
+        "implement.max_agent_ms_per_issue": null,
+      },
+      // No implement: section: the factory plans only.
+      implement: false,
+      implementConcurrency: 1,
     });
     expect([LEASE_TTL_MS, LEASE_RENEW_MS]).toEqual([60_000, 10_000]);
   });

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 
@@ -25,6 +26,19 @@ export interface IssueState {
   labels: string[];
   /** GitHub lists pull requests among issues, marked by a `pull_request` object. */
   pullRequest?: boolean;
+}
+
+/** A pull request: its head branch must exist in the double's bare repository when it is opened (as GitHub requires a pushed branch). */
+export interface PullState {
+  number: number;
+  head: string;
+  base: string;
+  title: string;
+  body: string | null;
+  draft: boolean;
+  state: "open" | "closed";
+  /** The head commit when it was opened or last updated. */
+  sha: string;
 }
 
 export interface CommentState {
@@ -82,6 +96,8 @@ export interface GithubDouble {
   collaborators: Map<string, string>;
   /** Adds a comment by someone (as if posted on GitHub); returns it. */
   addComment(issue: number, body: string, login: string): CommentState;
+  /** Pull requests, by number (numbered with the issues, as GitHub does). */
+  pulls: Map<number, PullState>;
   requests: SeenRequest[];
   /** Answer matching requests with a failure before the normal handling. */
   fail(f: Failure): void;
@@ -117,7 +133,16 @@ export function secondaryRateLimited(retryAfterSeconds: number, times = 1): Fail
 
 /** `prefix` serves the API under a path, as GitHub Enterprise Server does ("/api/v3"). */
 export async function startGithubDouble(
-  opts: { owner?: string; repo?: string; token?: string; login?: string; prefix?: string; description?: string | null } = {},
+  opts: {
+    owner?: string;
+    repo?: string;
+    token?: string;
+    login?: string;
+    prefix?: string;
+    description?: string | null;
+    /** A bare git repository standing for the GitHub repository: pushed branches are read from it. */
+    gitRepo?: string;
+  } = {},
 ): Promise<GithubDouble> {
   const prefix = opts.prefix ?? "";
   const owner = opts.owner ?? "acme";
@@ -129,6 +154,7 @@ export async function startGithubDouble(
   const comments: CommentState[] = [];
   const reactions: ReactionState[] = [];
   const collaborators = new Map<string, string>();
+  const pulls = new Map<number, PullState>();
   const requests: SeenRequest[] = [];
   const failures: Failure[] = [];
   let nextId = 1000;
@@ -208,6 +234,35 @@ export async function startGithubDouble(
     return l;
   };
 
+  /** The commit a branch of the bare repository points at, or undefined when it was never pushed. */
+  const branchSha = (ref: string): string | undefined => {
+    if (!opts.gitRepo) return undefined;
+    try {
+      return execFileSync("git", ["rev-parse", "--verify", "--quiet", `refs/heads/${ref}`], { cwd: opts.gitRepo, encoding: "utf8" }).trim();
+    } catch {
+      return undefined; // not pushed: GitHub answers 422 below
+    }
+  };
+  const pullJson = (p: PullState) => ({
+    id: 9000 + p.number,
+    node_id: `PR_${p.number}`,
+    url: `${repoUrl()}/pulls/${p.number}`,
+    html_url: `${html}/pull/${p.number}`,
+    number: p.number,
+    state: p.state,
+    locked: false,
+    title: p.title,
+    body: p.body,
+    user,
+    draft: p.draft,
+    head: { label: `${owner}:${p.head}`, ref: p.head, sha: p.sha, user },
+    base: { label: `${owner}:${p.base}`, ref: p.base, sha: branchSha(p.base) ?? "", user },
+    merged_at: null,
+    created_at: at,
+    updated_at: at,
+    author_association: "OWNER",
+  });
+
   type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
   const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
   /** GitHub paginates with `per_page` (default 30, max 100) and a Link header. */
@@ -257,6 +312,53 @@ export async function startGithubDouble(
       return page(list.map(issueJson), path, query);
     }
     if (method === "GET" && rest === "/labels") return page([...labels.values()].map(labelJson), path, query);
+    if (method === "GET" && rest === "/pulls") {
+      const state = query.get("state") ?? "open";
+      const head = query.get("head"); // "owner:branch"
+      const list = [...pulls.values()].filter((p) => (state === "all" || p.state === state) && (!head || `${owner}:${p.head}` === head));
+      return page(list.map(pullJson), path, query);
+    }
+    if (method === "POST" && rest === "/pulls") {
+      const head = String(input.head ?? "");
+      const baseRef = String(input.base ?? "");
+      const invalid = (field: string, message?: string): Answer => ({
+        status: 422,
+        body: {
+          message: "Validation Failed",
+          errors: [{ resource: "PullRequest", field, code: message ? "custom" : "invalid", ...(message ? { message } : {}) }],
+          documentation_url: `${DOCS}/pulls/pulls#create-a-pull-request`,
+        },
+      });
+      const sha = branchSha(head);
+      if (!sha) return invalid("head");
+      if (!branchSha(baseRef)) return invalid("base");
+      if ([...pulls.values()].some((p) => p.state === "open" && p.head === head)) return invalid("head", `A pull request already exists for ${owner}:${head}.`);
+      const number = Math.max(0, ...issues.keys(), ...pulls.keys()) + 1;
+      const pr: PullState = {
+        number,
+        head,
+        base: baseRef,
+        title: String(input.title ?? ""),
+        body: typeof input.body === "string" ? input.body : null,
+        draft: input.draft === true,
+        state: "open",
+        sha,
+      };
+      pulls.set(number, pr);
+      return { status: 201, body: pullJson(pr) };
+    }
+    if ((m = /^\/pulls\/(\d+)$/.exec(rest))) {
+      const pr = pulls.get(Number(m[1]));
+      if (!pr) return notFound();
+      if (method === "GET") return { status: 200, body: pullJson(pr) };
+      if (method === "PATCH") {
+        if (typeof input.title === "string") pr.title = input.title;
+        if (typeof input.body === "string") pr.body = input.body;
+        if (input.state === "open" || input.state === "closed") pr.state = input.state;
+        pr.sha = branchSha(pr.head) ?? pr.sha;
+        return { status: 200, body: pullJson(pr) };
+      }
+    }
     if (method === "POST" && rest === "/labels") {
       const name = String(input.name ?? "");
       if (labelOf(name)) {
@@ -417,6 +519,7 @@ export async function startGithubDouble(
       comments.push(c);
       return c;
     },
+    pulls,
     requests,
     fail: (f) => void failures.push({ ...f }),
     addIssue(i) {

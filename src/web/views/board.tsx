@@ -8,6 +8,8 @@ const COLUMNS: { state: IssueSummary["state"]; title: string }[] = [
   { state: "dissent-find", title: "find" },
   { state: "dissent-plan", title: "plan" },
   { state: "dissent-ready", title: "ready" },
+  { state: "dissent-implementing", title: "implementing" },
+  { state: "dissent-review", title: "in review" },
   { state: "dissent-hitl", title: "hitl" },
   { state: "dissent-fixed", title: "fixed" },
 ];

@@ -7,6 +7,61 @@ import { usd } from "../format.js";
 import { useData, useRendered } from "../live.js";
 import { href } from "../route.js";
 
+/** The implement phase (docs/implement.md): the branch, the pull request or recorded review, each attempt, the body. */
+function Implementation({ impl }: { impl: NonNullable<Page["issue"]["implementation"]> }) {
+  const pr = impl.pull_request;
+  return (
+    <div data-implementation={impl.branch}>
+      <h2>Implementation</h2>
+      <p>
+        branch <code>{impl.branch}</code> · run {impl.run} ·{" "}
+        {pr?.where === "github" && pr.url ? (
+          <a href={pr.url} rel="noreferrer">
+            pull request #{pr.number}
+            {pr.draft ? " (draft)" : ""}
+          </a>
+        ) : pr ? (
+          "review recorded in the store"
+        ) : (
+          "in progress"
+        )}
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th>attempt</th>
+            <th>outcome</th>
+            <th>agent</th>
+            <th>diff</th>
+            <th>tests</th>
+          </tr>
+        </thead>
+        <tbody>
+          {impl.attempts.map((a) => (
+            <tr key={a.attempt} data-attempt={a.attempt}>
+              <td>{a.attempt}</td>
+              <td>{a.outcome.replace("_", " ")}</td>
+              <td>
+                {a.agent_timed_out ? "timed out" : `exit ${a.agent_exit_code ?? "?"}`} · {(a.agent_ms / 1000).toFixed(1)} s
+              </td>
+              <td>
+                +{a.insertions} −{a.deletions} in {a.files}
+              </td>
+              <td>{a.test_exit_code === null ? "—" : a.test_exit_code === 0 ? "passed" : `failed (${a.test_exit_code})`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {impl.body ? (
+        <details>
+          <summary class="muted">the pull request's body</summary>
+          <Markdown text={impl.body} name="pull-request" />
+        </details>
+      ) : null}
+    </div>
+  );
+}
+
 /** One issue: its stage timeline per cycle, the plan and acceptance criteria, every concern's lineage. */
 export function IssuePage({ id }: { id: string }) {
   const mine = (e: ServedEvent) => e.issue_id === id || (e.type === "ModelCall" && (e.wiki_entries?.length ?? 0) > 0);
@@ -67,6 +122,8 @@ export function IssuePage({ id }: { id: string }) {
       {cycles.map((c) => (
         <CycleView c={c} key={c.cycle} />
       ))}
+
+      {issue.implementation ? <Implementation impl={issue.implementation} /> : null}
 
       <div class="grid2">
         <div>

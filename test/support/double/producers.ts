@@ -36,7 +36,7 @@ function givenConcerns(seen: Seen): GivenConcern[] {
 function draft(ctx: Ctx, seen: Seen, role: string): Draft {
   const stage = STAGE_OF[role] ?? "plan";
   const defects = defectsOf(ctx.scenario, seen);
-  const own = defects.filter((d) => d.stage === stage);
+  const own = defects.filter((d) => d.stage === stage && !d.code); // a code defect is the agent's to write
   const earlier = (d: Defect) => ORDER.indexOf(d.stage) < ORDER.indexOf(stage);
   const prev = seen.assistant ?? "";
   const fixed = new Set(own.filter((d) => prev !== "" && contains(prev, d.fix)).map((d) => d.id));

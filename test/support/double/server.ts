@@ -1,5 +1,6 @@
 import { startOpenAIServer, type ChatRequest, type Reply } from "../openai-server.js";
 import type { Ctx } from "./context.js";
+import { acceptanceReply } from "./acceptance.js";
 import { criticReply, reviewerReply } from "./critics.js";
 import { challengerReply, executorReply, revisionReply } from "./gate.js";
 import { criteriaReply, gateReply, producerReply } from "./producers.js";
@@ -41,6 +42,7 @@ function answer(ctx: Ctx, seen: Seen): string {
   if ((PRODUCERS as readonly string[]).includes(role)) return producerReply(ctx, seen, role);
   if (role === "spec.ac_generator") return criteriaReply(ctx, seen, role);
   if (role === "plan_reviewer") return reviewerReply(ctx, seen, role);
+  if (role === "review.acceptance") return acceptanceReply(ctx, seen);
   if (role === "verifier" || seen.blocks.some((b) => b.kind === "finding")) return verifierReply(ctx, seen);
   // Any other model: judge by what the request carries.
   if (seen.blocks.some((b) => b.kind === "under_review")) return criticReply(ctx, seen, role);

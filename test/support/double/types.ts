@@ -27,6 +27,8 @@ export interface Defect {
    * holding them ties its finding to that gap's id (`known_gap`), as a real surfacer did.
    */
   gap?: string;
+  /** A line of the code a coding agent writes (docs/implement.md): no producer writes it; the review critics see it in the diff. */
+  code?: boolean;
 }
 
 /** A sentence of an executor draft the challenger flags while it is in the draft. */

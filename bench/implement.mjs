@@ -1,0 +1,170 @@
+// npm run bench (issue 22): dissent's own time per attempt of `issue implement` beyond the agent and
+// the tests — worktree, snapshots, task, commit, diff, review bookkeeping, CLI start — through the
+// built CLI on a real git repository, with an instant model server (so model latency, which is the
+// provider's, is near zero and subtracted) and a scripted agent that sleeps AGENT_MS then edits a file.
+// Figures: overhead with a 10 s agent (goal < 5 % of the attempt) and with an instant agent (the
+// overhead measured directly, median of 5 issues), and review calls per attempt.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chatCompletion, median, recorder } from "./lib.mjs";
+
+const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
+const { IMPLEMENT_ROLES } = await import("../dist/implement/roles.js");
+const { PIPELINE_ROLES } = await import("../dist/pipeline/stages.js");
+
+/** An instant model: an agreeable council for the plan, no findings and every criterion met for the review. */
+function answer(model, body) {
+  if (model === "complexity_gate") return "LOAD-BEARING";
+  if (["discover.brief", "shape.writer", "planner"].includes(model)) return `# ${model}\n\nAdd sum(a, b) in src/sum.js; test.js checks it.`;
+  if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["sum(2, 3) returns 5"] });
+  if (model === "verifier") return JSON.stringify({ evidence: "", reason: "not a defect", verdict: "refute" });
+  if (model === "review.acceptance") {
+    const text = JSON.stringify(body);
+    const line = /Tests: `[^`]+` passed \(exit 0\)\./.exec(text)?.[0] ?? "";
+    return JSON.stringify({ criteria: [{ criterion: "sum(2, 3) returns 5", evidence: line, verdict: "met", reason: "tests pass" }] });
+  }
+  return JSON.stringify({ findings: [] });
+}
+
+const server = createServer((req, res) => {
+  let data = "";
+  req.on("data", (d) => (data += d));
+  req.on("end", () => {
+    const body = JSON.parse(data || "{}");
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(chatCompletion(body.model, answer(body.model, body), { prompt_tokens: 100, completion_tokens: 20 }));
+  });
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const url = `http://127.0.0.1:${server.address().port}/v1`;
+
+const git = (cwd, ...args) => execFileSync("git", ["-c", "user.name=Bench", "-c", "user.email=bench@example.com", ...args], { cwd, encoding: "utf8" });
+const run = (dir, args, env) =>
+  new Promise((resolve) => {
+    const t = performance.now();
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, env: { PATH: process.env.PATH, HOME: dir, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t }));
+  });
+
+/** One world: a repository with a 200-file project, a config, and `issues` planned issues. */
+async function world(agentMs, issues) {
+  const dir = mkdtempSync(join(tmpdir(), "dissent-bench-implement-"));
+  const repo = join(dir, "repo");
+  mkdirSync(join(repo, "src"), { recursive: true });
+  git(dir, "init", "--quiet", "-b", "main", repo);
+  for (let i = 0; i < 200; i++) writeFileSync(join(repo, "src", `m${i}.js`), `export const m${i} = ${i};\n`.repeat(20));
+  writeFileSync(join(repo, "src", "sum.js"), "export function sum(a, b) {\n  throw new Error('not implemented');\n}\n");
+  writeFileSync(join(repo, "package.json"), '{ "type": "module" }\n');
+  writeFileSync(join(repo, "test.js"), 'import { sum } from "./src/sum.js";\nif (sum(2, 3) !== 5) { console.error("sum(2, 3) is not 5"); process.exit(1); }\n');
+  git(repo, "add", "--all");
+  git(repo, "commit", "--quiet", "-m", "base");
+  const agent = join(dir, "agent.mjs");
+  writeFileSync(
+    agent,
+    // Attempt 1 subtracts (the tests fail and block), attempt 2 adds: two attempts, the second warm.
+    `import { writeFileSync } from "node:fs";\nconst op = process.env.DISSENT_ATTEMPT === "1" ? "-" : "+";\nsetTimeout(() => writeFileSync("src/sum.js", \`export function sum(a, b) {\\n  return a \${op} b;\\n}\\n\`), ${agentMs});\n`,
+  );
+  const config = [
+    "providers:",
+    `  local: { type: openai-compatible, base_url: "${url}" }`,
+    "routes:",
+    '  default: { primary: "local:default" }',
+    ...[...new Set([...PIPELINE_ROLES, ...IMPLEMENT_ROLES])].map((r) => `  ${r}: { primary: "local:${r}" }`),
+    "implement:",
+    `  repo: "${repo}"`,
+    `  command: "node ${agent}"`,
+    '  test_command: "node test.js"',
+  ].join("\n");
+  writeFileSync(join(dir, "dissent.config.yaml"), config);
+  const env = { DISSENT_HOME: join(dir, "home") };
+  const ids = [];
+  for (let i = 0; i < issues; i++) {
+    const created = await run(dir, ["issue", "new", "--title", `Add sum ${i}`, "--body", "sum(a, b) returns a + b"], env);
+    const id = created.out.trim();
+    const planned = await run(dir, ["issue", "plan", id], env);
+    if (planned.code !== 0) throw new Error(planned.err);
+    ids.push(id);
+  }
+  return { dir, env, ids, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Implements one issue (two attempts); returns wall time, the warm attempt's own time, agent and test time, model-call time and review calls. */
+async function implementOne(w, id) {
+  const r = await run(w.dir, ["issue", "implement", id, "--json"], w.env);
+  if (r.code !== 0) throw new Error(r.err);
+  const events = (await run(w.dir, ["events", "--issue", id, "--json"], w.env)).out
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
+  const attempts = events.filter((e) => e.type === "ImplementAttempt");
+  const review = events.filter((e) => e.type === "ModelCall" && e.stage === "implementation_review");
+  const agent = attempts.reduce((n, e) => n + e.agent.duration_ms, 0);
+  const tests = attempts.reduce((n, e) => n + (e.test?.duration_ms ?? 0), 0);
+  // The review's calls run in parallel per round: the longest of each round is what the run waited for.
+  const rounds = new Map();
+  for (const c of review) rounds.set(c.round, Math.max(rounds.get(c.round) ?? 0, c.latency_ms));
+  const model = [...rounds.values()].reduce((a, b) => a + b, 0);
+  // Per attempt, from the events' times: the attempt (agent start to recorded) and its review round, minus agent, tests and the model's latency.
+  // The warm attempt (the last): from its start to the review round after it, minus its agent, tests and the round's longest call.
+  const last = attempts.at(-1);
+  const t = (e) => Date.parse(e.at);
+  const begun = events.find((e) => e.type === "ImplementAttemptStarted" && e.attempt === last.attempt);
+  const reviewed = events.find((e) => e.type === "AdversarialStageCompleted" && e.stage === "implementation_review");
+  const warm = t(reviewed) - t(begun) - last.agent.duration_ms - (last.test?.duration_ms ?? 0) - (rounds.get(last.attempt) ?? 0);
+  const share = { attempt: t(reviewed) - t(begun) - (rounds.get(last.attempt) ?? 0), own: warm };
+  return { wall: r.ms, warm, share, agent, tests, model, attempts: attempts.length, calls: review.filter((c) => !c.cached).length };
+}
+
+const { results, rows, record } = recorder();
+try {
+  // 1. A 10 s agent: dissent's share of the attempt.
+  const slow = await world(10_000, 1);
+  const s = await implementOne(slow, slow.ids[0]);
+  slow.cleanup();
+  record("implement_overhead_10s_agent_ms", "dissent's time in a (warm) attempt beyond a 10 s agent, its tests and model latency", s.warm, "ms");
+  const share = (100 * s.share.own) / s.share.attempt;
+  record("implement_overhead_10s_agent_pct", "… as a share of the attempt", share, "%", "< 5 %", share < 5);
+  record(
+    "implement_command_overhead_10s_agent_ms",
+    "… plus the command's start and end (once per issue implement)",
+    s.wall - s.agent - s.tests - s.model,
+    "ms",
+  );
+
+  // 2. An instant agent: the overhead measured directly, median over 5 issues.
+  const fast = await world(0, 5);
+  const runs = [];
+  for (const id of fast.ids) runs.push(await implementOne(fast, id));
+  if (process.env.BENCH_KEEP) console.error(`kept ${fast.dir}`);
+  else fast.cleanup();
+  record("implement_overhead_ms", "dissent's time in a (warm) attempt, instant agent (median of 5)", median(runs.map((x) => x.warm)), "ms");
+  record(
+    "implement_command_overhead_ms",
+    "… plus the command's start and end (median of 5)",
+    median(runs.map((x) => x.wall - x.agent - x.tests - x.model)),
+    "ms",
+  );
+  record("implement_agent_instant_ms", "… the instant agent's own time (node start)", median(runs.map((x) => x.agent)), "ms");
+  record(
+    "implement_review_calls_per_attempt",
+    "review calls per attempt (a failing-test CRITICAL, then none: the four critics each round)",
+    median(runs.map((x) => x.calls / x.attempts)),
+    "calls",
+  );
+} finally {
+  server.close();
+}
+
+// The machine's load when measured: wall times on a shared machine stretch with it.
+results.load_average_1m = { value: Number((await import("node:os")).loadavg()[0].toFixed(2)), unit: "runnable processes" };
+writeFileSync(new URL("./results.implement.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
+for (const r of rows) console.log(r.map((c, i) => String(c).padEnd(width[i])).join("  "));

@@ -1,0 +1,74 @@
+import type { Concern, StageRun } from "../contracts/concern.js";
+import { severityText } from "../contracts/severity-text.js";
+import type { CriterionCheck } from "./acceptance.js";
+import { testLine, type DiffArtifact } from "./artifact.js";
+
+/** The hidden marker that finds dissent's pull request body again (docs/implement.md). */
+export const PR_MARKER = "<!-- dissent:pull-request -->";
+/** The most characters of the plan's summary in the body. */
+const SUMMARY_CHARS = 1_500;
+/** GitHub refuses a body over 65,536 characters: the body stays under it. */
+export const PR_BODY_CHARS = 60_000;
+
+/** What the body is made of. */
+export interface PrBodyInput {
+  issueId: string;
+  plan: string;
+  criteria: readonly string[];
+  verdicts: readonly CriterionCheck[];
+  last: DiffArtifact | undefined;
+  attempts: number;
+  stage: StageRun;
+  /** Every unresolved concern of the issue, with its id. */
+  pending: readonly Concern[];
+}
+
+/** The plan's summary: its first paragraphs up to SUMMARY_CHARS, cut at a paragraph. */
+export function planSummary(plan: string): string {
+  const paragraphs = plan.trim().split(/\n\s*\n/);
+  let out = "";
+  for (const p of paragraphs) {
+    if (out && out.length + p.length > SUMMARY_CHARS) break;
+    out = out ? `${out}\n\n${p}` : p;
+    if (out.length >= SUMMARY_CHARS) break;
+  }
+  return out.length > SUMMARY_CHARS ? `${out.slice(0, SUMMARY_CHARS).trimEnd()}…` : out;
+}
+
+const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
+const quoted = (s: string | undefined) => (s ? ` — “${oneLine(s).slice(0, 200)}”` : "");
+
+/**
+ * The pull request's body (docs/implement.md): it closes the issue; the plan's summary; the
+ * acceptance checklist with the review's verdicts; the test result; every unresolved concern with
+ * its id. The same body is the local tracker's recorded review.
+ */
+export function renderPrBody(b: PrBodyInput): string {
+  const lines = [`Closes #${b.issueId}`, "", "## Plan", "", planSummary(b.plan), "", "## Acceptance criteria", ""];
+  if (!b.criteria.length) lines.push("(the plan has no acceptance criteria)");
+  for (const [i, c] of b.criteria.entries()) {
+    const v = b.verdicts[i];
+    const mark = v?.verdict === "met" ? "x" : " ";
+    const said = v ? (v.verdict === "met" ? "met" : v.verdict === "not_met" ? "**not met**" : "cannot tell") : "not reviewed";
+    lines.push(`- [${mark}] ${oneLine(c)} (${said}${quoted(v?.evidence)})`);
+  }
+  lines.push("", "## Tests", "");
+  lines.push(b.last ? testLine(b.last) : "No attempt was made.");
+  if (b.last?.test && b.last.test.exit_code !== 0 && b.last.test.output_tail.trim()) {
+    lines.push("", "<details><summary>Tail of the test output</summary>", "", "```text", b.last.test.output_tail.trim().slice(-4000), "```", "", "</details>");
+  }
+  lines.push("", "## Unresolved concerns", "");
+  if (!b.pending.length) lines.push("None.");
+  for (const c of b.pending) lines.push(`- **${c.id}** ${severityText(c)} (${c.raised_by}): ${oneLine(c.concern)}${quoted(c.evidence)}`);
+  const s = b.stage;
+  lines.push(
+    "",
+    "---",
+    `Reviewed by dissent: ${b.attempts} attempt${b.attempts === 1 ? "" : "s"}, review ${s.outcome} after ${s.rounds} round${s.rounds === 1 ? "" : "s"}, ${s.calls} model call${s.calls === 1 ? "" : "s"}.`,
+    PR_MARKER,
+  );
+  const body = lines.join("\n");
+  return body.length > PR_BODY_CHARS
+    ? `${body.slice(0, PR_BODY_CHARS)}\n\n(cut: the full review is in \`dissent issue show ${b.issueId}\`)\n${PR_MARKER}`
+    : body;
+}

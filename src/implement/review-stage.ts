@@ -1,0 +1,245 @@
+import { z } from "zod";
+import { AdversarialRetryLoop, type Critic, type CostedProducer, type LoopResult, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
+import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
+import type { StageSpec } from "../adversarial/loop-state.js";
+import type { CallRecord } from "../contracts/audit.js";
+import type { Concern } from "../contracts/concern.js";
+import type { NewEvent } from "../contracts/events.js";
+import { ReplyFormatError } from "../errors.js";
+import type { CallBudget } from "../models/types.js";
+import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, type RoleContext } from "../pipeline/roles.js";
+import type { CostOf, CriticVoteReport, Door, Meter } from "../pipeline/stage-runner.js";
+import type { ArtifactName } from "../pipeline/stages.js";
+import { REVIEW_CRITICS } from "./roles.js";
+import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
+import { diffCodec, type DiffArtifact } from "./artifact.js";
+import { attemptChecks, CHECKS_ROLE } from "./checks.js";
+
+/** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
+export const REVIEW_STAGE: StageSpec = { stage: "implementation_review", phase: "implement", mustAddressBy: "pull_request" };
+
+export { IMPLEMENT_ROLES, REVIEW_CRITICS } from "./roles.js";
+
+/** The categories review critics write (each persona names its own). */
+const CATEGORIES = [
+  "logic",
+  "error_handling",
+  "regression",
+  "incomplete",
+  "test_gap",
+  "weak_test",
+  "test_removed",
+  "test_failure",
+  "secret",
+  "injection",
+  "auth",
+  "exposure",
+  "supply_chain",
+];
+
+/** What the review critics see beside the diff: the plan and the criteria. */
+const INPUTS: readonly ArtifactName[] = ["plan", "acceptance_criteria"];
+
+let acceptanceSchema: { name: string; jsonSchema: Record<string, unknown> } | undefined;
+const acceptanceReply = () =>
+  (acceptanceSchema ??= {
+    name: "acceptance_verdicts",
+    jsonSchema: z.toJSONSchema(AcceptanceReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
+  });
+
+/** What the review of one implement run needs from the driver. */
+export interface ReviewDeps {
+  issueId: string;
+  /** The planning cycle being implemented: the stage's record and events carry it. */
+  cycle: number;
+  door: Door;
+  costOf: CostOf;
+  append: (events: NewEvent[]) => Promise<unknown>;
+  budget: CallBudget;
+  meter: Meter;
+  context: () => RoleContext;
+  criteria: readonly string[];
+  /** Pending concerns due at implementation: critics see them as tracked. */
+  tracked: readonly Concern[];
+  concernId: (fingerprint: string, phase: string, role: string) => string;
+  /** Runs (or replays, on resume) attempt `n` given the last round's blocking concerns and artifact. */
+  attempt: (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined) => Promise<DiffArtifact>;
+  now: () => string;
+  warn?: (message: string) => void;
+  onProgress?: (p: RoundProgress) => void;
+  onVote?: (v: CriticVoteReport) => void;
+}
+
+/** The stage's result, the events to commit with it, and the acceptance verdicts on the final diff. */
+export interface ReviewOutcome {
+  result: LoopResult<DiffArtifact>;
+  events: NewEvent[];
+  verdicts: CriterionCheck[];
+}
+
+/**
+ * The adversarial review of an implementation (docs/implement.md): the agent is the producer (an
+ * attempt per round), the council is the three review critics, `review.acceptance` and dissent's
+ * own checks (failing tests, a timeout, an empty diff: CRITICAL), with second opinions on lone
+ * HIGHs. Findings are grounded against the diff and the test output. The same AdversarialRetryLoop
+ * as the plan's stages: at most 3 retries, oscillation, forwarding.
+ */
+export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutcome> {
+  const stage = REVIEW_STAGE;
+  const renderDiffArtifact = diffCodec.render;
+  const criticOrder = [...REVIEW_CRITICS, ACCEPTANCE_ROLE, CHECKS_ROLE];
+  const slots = new Map<string, NewEvent[]>();
+  const sinkFor = (slot: string) => (e: NewEvent) => void slots.set(slot, [...(slots.get(slot) ?? []), e]);
+  // Critics answer in any order; their ModelCall events are appended in council order, then the verifier's by concern id.
+  const flush = async () => {
+    const order = [...criticOrder, ...[...slots.keys()].filter((k) => k.startsWith(`${VERIFIER_ROLE}#`)).sort()];
+    const events = order.flatMap((slot) => slots.get(slot) ?? []);
+    slots.clear();
+    if (events.length) await deps.append(events);
+  };
+  const call: Door = async (meta, request, parse, emit) => {
+    try {
+      const reply = await deps.door(meta, request, parse, emit);
+      deps.meter.record(reply.record);
+      return reply;
+    } catch (e) {
+      for (const r of (e as { calls?: CallRecord[] }).calls ?? []) deps.meter.record(r);
+      throw e;
+    }
+  };
+  const contextTexts = () => [issueText(deps.context().issue), ...Object.values(deps.context().artifacts).filter((t): t is string => typeof t === "string")];
+
+  const producer: CostedProducer<DiffArtifact> = {
+    calls: async () => 0, // the agent makes no model call of dissent's
+    produce: async (input) => {
+      await flush();
+      return { artifact: await deps.attempt(input.round, input.previous !== undefined ? input.blocking : [], input.previous) };
+    },
+  };
+
+  const findingsCritic = (role: string): Critic<DiffArtifact> => {
+    const build = (a: DiffArtifact, review: { round: number; previous?: readonly import("../contracts/concern.js").Finding[] }) => ({
+      meta: { role, stage: stage.stage, round: review.round },
+      request: criticRequest(
+        role,
+        deps.context(),
+        INPUTS,
+        { name: "diff", text: renderDiffArtifact(a) },
+        { ...(review.previous ? { previous: review.previous } : {}), tracked: deps.tracked, categories: CATEGORIES },
+      ),
+    });
+    return {
+      role,
+      calls: async (a, review) => {
+        const { meta, request } = build(a, review);
+        return deps.costOf(meta, request);
+      },
+      review: async (a, review) => {
+        const { meta, request } = build(a, review);
+        const reply = await call(meta, request, (answer) => parseFindings(answer, [renderDiffArtifact(a), ...contextTexts()]), sinkFor(role));
+        const parsed = reply.parsed;
+        if (!parsed?.ok)
+          throw new ReplyFormatError(
+            `${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`,
+          );
+        deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
+        return { findings: parsed.value.findings, invalid: parsed.invalid };
+      },
+    };
+  };
+
+  // review.acceptance answers per criterion; its verdicts become findings (not_met HIGH) and the PR's checklist.
+  const verdictsByAttempt = new Map<number, CriterionCheck[]>();
+  const acceptanceBuild = (a: DiffArtifact, round: number) => ({
+    meta: { role: ACCEPTANCE_ROLE, stage: stage.stage, round },
+    request: criticRequest(
+      ACCEPTANCE_ROLE,
+      deps.context(),
+      INPUTS,
+      { name: "diff", text: renderDiffArtifact(a) },
+      {
+        reply: {
+          schema: acceptanceReply(),
+          task: 'Task: for every acceptance criterion, in order, reply {"criteria": [{"criterion", "evidence", "verdict": "met" | "not_met" | "cannot_tell", "reason"}]}, evidence quoted from the change under review.',
+        },
+      },
+    ),
+  });
+  const acceptance: Critic<DiffArtifact> = {
+    role: ACCEPTANCE_ROLE,
+    calls: async (a, review) => {
+      if (!deps.criteria.length) return 0;
+      const { meta, request } = acceptanceBuild(a, review.round);
+      return deps.costOf(meta, request);
+    },
+    review: async (a, review) => {
+      if (!deps.criteria.length) return { findings: [] }; // nothing to check against
+      const { meta, request } = acceptanceBuild(a, review.round);
+      const reply = await call(meta, request, (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts()]), sinkFor(ACCEPTANCE_ROLE));
+      const parsed = reply.parsed;
+      if (!parsed?.ok) throw new ReplyFormatError(`${ACCEPTANCE_ROLE} reply is not a list of verdicts: ${parsed?.error ?? "empty"}`);
+      const verdicts = verdictsFor(deps.criteria, parsed.value.criteria);
+      verdictsByAttempt.set(a.attempt, verdicts);
+      const findings = acceptanceFindings(verdicts);
+      deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role: ACCEPTANCE_ROLE, findings });
+      return { findings, invalid: parsed.invalid };
+    },
+  };
+  const checks: Critic<DiffArtifact> = { role: CHECKS_ROLE, calls: async () => 0, review: async (a) => ({ findings: attemptChecks(a) }) };
+
+  const verifierBuild = (a: DiffArtifact, concern: Concern, round: number) => ({
+    meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
+    request: verifierRequest(VERIFIER_ROLE, deps.context(), INPUTS, { name: "diff", text: renderDiffArtifact(a) }, concern),
+  });
+  const verifier: Verifier<DiffArtifact> = {
+    role: VERIFIER_ROLE,
+    calls: async (a, concern, round) => {
+      const { meta, request } = verifierBuild(a, concern, round);
+      return deps.costOf(meta, request);
+    },
+    check: async (a, concern, round) => {
+      const { meta, request } = verifierBuild(a, concern, round);
+      const finding = JSON.stringify({ concern: concern.concern, evidence: concern.evidence });
+      const reply = await call(
+        meta,
+        request,
+        (answer) => parseVerdict(answer, [renderDiffArtifact(a), finding, ...contextTexts()]),
+        sinkFor(`${VERIFIER_ROLE}#${concern.id}`),
+      );
+      const parsed = reply.parsed;
+      if (!parsed?.ok) throw new ReplyFormatError(`${VERIFIER_ROLE} reply is not a verdict: ${parsed?.error ?? "empty"}`);
+      return { verdict: parsed.value.verdict, reason: parsed.value.reason, evidence: parsed.value.evidence ?? "" };
+    },
+  };
+
+  const buffered: NewEvent[] = [];
+  const started: Promise<unknown>[] = [];
+  const mark = deps.meter.now();
+  const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...REVIEW_CRITICS.map(findingsCritic), acceptance, checks], verifier);
+  let result: LoopResult<DiffArtifact>;
+  try {
+    result = await loop.run(stage, {
+      issueId: deps.issueId,
+      cycle: deps.cycle,
+      emit: (e) => {
+        if (e.type !== "AdversarialStageStarted") return void buffered.push(e);
+        const p = deps.append([e]);
+        p.catch(() => undefined); // awaited below; a failure must not surface first as an unhandled rejection
+        started.push(p);
+      },
+      budget: deps.budget,
+      reserve: 0,
+      usage: () => deps.meter.since(mark),
+      concernId: deps.concernId,
+      textOf: renderDiffArtifact,
+      now: deps.now,
+      ...(deps.warn ? { warn: deps.warn } : {}),
+      ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+    });
+  } finally {
+    await Promise.all(started);
+    await flush();
+  }
+  const last = result.artifact;
+  return { result, events: buffered, verdicts: last ? (verdictsByAttempt.get(last.attempt) ?? []) : [] };
+}

@@ -1,0 +1,163 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
+import { PIPELINE_ROLES } from "../../src/pipeline/stages.js";
+import { dissent, scratch, type CliResult } from "./cli.js";
+import { frontier, startRealisticDouble, type Defect, type Quirks, type RealisticDouble } from "./double/index.js";
+
+/** The scripted coding agent (a small node script: test/fixtures/agents/scripted-agent.mjs). */
+export const SCRIPTED_AGENT = fileURLToPath(new URL("../fixtures/agents/scripted-agent.mjs", import.meta.url));
+
+/** The issue every implement world plans and implements. */
+export const SUM_TITLE = "Add a sum function";
+
+/** What the review critics of the double find in a diff: subtraction where the plan adds, and a shell injection. */
+export const SUM_DEFECTS: readonly Defect[] = [
+  {
+    id: "subtracts",
+    stage: "plan",
+    code: true,
+    line: "return a - b;",
+    fix: "return a + b;",
+    lanes: ["review.correctness", "review.acceptance"],
+    severity: "CRITICAL",
+    category: "logic",
+    wordings: ["sum subtracts its arguments instead of adding them", "The sum function returns a minus b", "sum() computes a difference, not a sum"],
+  },
+  {
+    id: "injection",
+    stage: "plan",
+    code: true,
+    line: 'return execSync("convert " + name);',
+    fix: 'return execFileSync("convert", [name]);',
+    lanes: ["review.security"],
+    severity: "CRITICAL",
+    category: "injection",
+    wordings: [
+      "A file name reaches a shell unescaped: command injection",
+      "convert() runs a shell command built from its input",
+      "Shell injection through the name given to convert",
+    ],
+  },
+];
+
+/** `git` in a test's own repositories, as a user with an identity. */
+export function gitIn(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "" },
+  });
+}
+
+/** A scratch project: a git repository on `main` with a failing sum test, and a bare `origin` it was pushed to. */
+export function sumRepository(dir: string): { repo: string; origin: string } {
+  const repo = join(dir, "repo");
+  const origin = join(dir, "origin.git");
+  mkdirSync(join(repo, "src"), { recursive: true });
+  gitIn(dir, "init", "--quiet", "--bare", "-b", "main", origin);
+  gitIn(repo, "init", "--quiet", "-b", "main");
+  writeFileSync(join(repo, "src", "sum.js"), 'export function sum(a, b) {\n  throw new Error("not implemented");\n}\n');
+  writeFileSync(
+    join(repo, "test.js"),
+    'import assert from "node:assert/strict";\nimport { sum } from "./src/sum.js";\n\nassert.equal(sum(2, 3), 5);\nconsole.log("sum: 1 test passed");\n',
+  );
+  writeFileSync(join(repo, "package.json"), '{ "name": "sum", "type": "module", "private": true }\n');
+  gitIn(repo, "add", "--all");
+  gitIn(repo, "commit", "--quiet", "-m", "a sum to implement");
+  gitIn(repo, "remote", "add", "origin", origin);
+  gitIn(repo, "push", "--quiet", "origin", "main");
+  return { repo, origin };
+}
+
+/** A config routing every role to a model of its name on the double, with an `implement:` section running the scripted agent. */
+export function implementConfig(url: string, repo: string, o: { implement?: string; extra?: string; attemptTimeoutMs?: number } = {}): string {
+  return [
+    "providers:",
+    `  local: { type: openai-compatible, base_url: "${url}" }`,
+    "routes:",
+    '  default: { primary: "local:default" }',
+    ...[...new Set([...PIPELINE_ROLES, ...IMPLEMENT_ROLES])].map((r) => `  ${r}: { primary: "local:${r}" }`),
+    "retry_backoff_ms: 10",
+    "call_timeout_ms: 20000",
+    "implement:",
+    `  repo: "${repo}"`,
+    "  base_branch: main",
+    `  command: "node ${SCRIPTED_AGENT}"`,
+    '  test_command: "node test.js"',
+    `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
+    "  env: [AGENT_MODE, AGENT_LOG]",
+    ...(o.implement ? [o.implement] : []),
+    o.extra ?? "",
+  ].join("\n");
+}
+
+/** One implement scenario: a repository, the realistic double, a config, and the CLI run as a user runs it. */
+export interface ImplementWorld {
+  dir: string;
+  repo: string;
+  origin: string;
+  home: string;
+  /** Where the scripted agent logs each run. */
+  agentLog: string;
+  double: RealisticDouble;
+  run(args: string[], opts?: { env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult>;
+  /** `issue new` then `issue plan` until the plan is ready; returns the id. */
+  readyIssue(title?: string, body?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Builds an implement world; `mode` is the scripted agent's AGENT_MODE. */
+export async function implementWorld(o: {
+  mode: string;
+  attemptTimeoutMs?: number;
+  quirks?: Partial<Quirks>;
+  implement?: string;
+  extra?: string;
+  env?: Record<string, string>;
+}): Promise<ImplementWorld> {
+  const s = scratch("dissent-implement-");
+  const { repo, origin } = sumRepository(s.dir);
+  const double = await startRealisticDouble({ seed: 7, quirks: o.quirks ?? frontier, scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } } });
+  s.write(
+    "dissent.config.yaml",
+    implementConfig(double.url, repo, {
+      ...(o.implement ? { implement: o.implement } : {}),
+      ...(o.extra ? { extra: o.extra } : {}),
+      ...(o.attemptTimeoutMs ? { attemptTimeoutMs: o.attemptTimeoutMs } : {}),
+    }),
+  );
+  const home = join(s.dir, "home");
+  const agentLog = join(s.dir, "agent.log");
+  const run = (args: string[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}) =>
+    dissent(args, {
+      cwd: s.dir,
+      env: { DISSENT_HOME: home, AGENT_MODE: o.mode, AGENT_LOG: agentLog, ...o.env, ...opts.env },
+      timeoutMs: opts.timeoutMs ?? 120_000,
+    });
+  return {
+    dir: s.dir,
+    repo,
+    origin,
+    home,
+    agentLog,
+    double,
+    run,
+    async readyIssue(title = SUM_TITLE, body = "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it.") {
+      const created = await run(["issue", "new", "--title", title, "--body", body]);
+      if (created.code !== 0) throw new Error(`issue new: ${created.stderr}`);
+      const id = created.stdout.trim();
+      const planned = await run(["issue", "plan", id, "--json"]);
+      if (planned.code !== 0) throw new Error(`issue plan: ${planned.stderr}`);
+      const status = (JSON.parse(planned.stdout) as { status: string }).status;
+      if (status !== "ready") throw new Error(`issue plan ended ${status}, not ready`);
+      return id;
+    },
+    async close() {
+      await double.close();
+      s.cleanup();
+    },
+  };
+}
