@@ -44,9 +44,13 @@ const runCommand: Runner = async (c, { d, tracker, id, login }) => {
       const r = await d.issues.resolve(id, c.concern, c.kind, `@${login} on GitHub${c.note ? `: ${c.note}` : ""}`);
       return `concern ${r.concern_id} resolved (${c.said}: ${r.resolution_kind})`;
     }
-    case "implement":
-      // Issue 22 adds the implement phase; until the library has it, the command says so (docs/github-action.md).
-      throw new UsageError("the implement phase is not configured in this dissent (docs/implement.md)");
+    case "implement": {
+      // The implement phase runs only where the config has an implement: section (docs/implement.md).
+      if (!d.config.implement) throw new UsageError(`the implement phase is not configured: ${d.config.source} has no implement: section (docs/implement.md)`);
+      const r = await d.implementIssue(id);
+      const where = r.pull_request.url ?? `branch ${r.branch}`;
+      return `implemented: ${r.status}, ${where}, ${r.pending_concerns.length} unresolved concern${r.pending_concerns.length === 1 ? "" : "s"}`;
+    }
     case "unknown":
       throw new UsageError(`unknown command '${commandText(c)}'; ${USAGE}`);
   }

@@ -315,6 +315,31 @@ describe("issue implement on GitHub (the GitHub double over a bare repository)",
     expect(gh.writes().filter((x) => x.startsWith("PATCH /pulls/"))).toHaveLength(1);
   });
 
+  it("a maintainer's /dissent implement comment (what the Action runs) implements the issue: the pull request opens and the plan comment says so", async () => {
+    const { w, gh, env } = await githubWorld("bug-then-fix");
+    gh.collaborators.set("maintainer-mia", "write");
+    const c = gh.addComment(1, "/dissent implement", "maintainer-mia");
+    const payload = JSON.parse(readFileSync(join(import.meta.dirname, "../fixtures/github/issue_comment.created.json"), "utf8")) as {
+      issue: { number: number };
+      comment: { id: number; body: string; user: { login: string } };
+      sender: { login: string };
+    };
+    payload.issue.number = 1;
+    payload.comment = { ...payload.comment, id: c.id, body: c.body, user: { ...payload.comment.user, login: "maintainer-mia" } };
+    payload.sender.login = "maintainer-mia";
+    const file = join(w.dir, "event.json");
+    writeFileSync(file, JSON.stringify(payload));
+    const r = await w.run(["github", "comment", "--event", file, "--json"], { env });
+    expect(r.code, r.stderr).toBe(0);
+    const outcome = JSON.parse(r.stdout) as { status: string; command: string; detail: string };
+    expect(outcome).toMatchObject({ status: "done", command: "/dissent implement" });
+    const pr = [...gh.pulls.values()];
+    expect(pr).toHaveLength(1);
+    expect(pr[0]).toMatchObject({ head: "dissent/issue-1", base: "main" });
+    expect(outcome.detail).toContain(`implemented: review`);
+    expect(gh.issues.get(1)?.labels).toContain("dissent-review");
+  });
+
   it("a CRITICAL the agent never fixes makes the pull request a draft carrying the concern, and the issue dissent-hitl", async () => {
     const { w, gh, env } = await githubWorld("insecure-always");
     const { out } = await implement(w, "1", env);
