@@ -59,6 +59,11 @@ export interface ModelRequest {
   schema?: ReplySchema;
   /** The prompt file the system message came from, hashed into the ModelCall event. */
   promptFile?: { name: string; hash: string };
+  /**
+   * Characters at the start of the first user message that every request of its round shares
+   * (src/prompting/layout.ts): where a provider that caches only at a marked breakpoint (Anthropic) gets one.
+   */
+  sharedPrefix?: number;
 }
 
 /** A reserved network call: `done(true)` once its ModelCall event is recorded, `done(false)` if nothing was sent. */
