@@ -9,7 +9,7 @@ import { transition, type StateLabel } from "./contracts/labels.js";
 import { ConfigError, UsageError } from "./errors.js";
 import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
-import { callModel } from "./models/call.js";
+import { doorOf } from "./models/call.js";
 import { onceEach } from "./models/sdk-warnings.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning, verifierWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
@@ -297,7 +297,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
             policies: [...config.policies, ...(input.policies ?? []).map((p) => textOrFile(p, cwd))],
             audit,
           },
-          { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
+          { call: doorOf(ctx), warn, ...(input.progress ? { progress: input.progress } : {}) },
         );
       const result = await (trace ? trace.wrap(gate) : gate());
       return {

@@ -104,7 +104,9 @@ export function configRouter(
       maxReplyBytes,
       maxReplyBytesFrom: p.max_reply_bytes !== undefined ? `providers.${provider}.max_reply_bytes` : "max_reply_bytes",
       ...(limiter ? { limiter } : {}),
-      cost: (input, output) => costUsd(prices, input, output),
+      // Anthropic caches a prompt prefix only where a request marks it (docs/serve.md "Cost").
+      ...(p.type === "anthropic" ? { cacheBreakpoints: true } : {}),
+      cost: (input, output, cache) => costUsd(prices, input, output, cache),
       load: () => {
         made ??= (async () => {
           if (p.type === "llama-cpp" && engines.create) return engines.create(provider, p, model);
@@ -223,7 +225,16 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
           : provider.startsWith("anthropic")
             ? { providerId: "anthropic", model: modelId }
             : { model: modelId };
-        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, cost: (i, o) => costUsd(spec, i, o), load: async () => m };
+        t = {
+          provider,
+          model: modelId,
+          route: "primary",
+          endpoint: `sdk ${provider}`,
+          structured,
+          ...(provider.startsWith("anthropic") ? { cacheBreakpoints: true } : {}),
+          cost: (i, o, c) => costUsd(spec, i, o, c),
+          load: async () => m,
+        };
         targets.set(r, t);
       }
       const route = { primary: t };
