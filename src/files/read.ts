@@ -9,12 +9,9 @@ export type ReadRefusal = "missing" | "not_a_file" | "too_large" | "unreadable";
 /** A bounded read's outcome: the text, or why there is none as a phrase ("is a FIFO, not a regular file"). */
 export type BoundedRead = { ok: true; text: string } | { ok: false; refusal: ReadRefusal; reason: string };
 
-/** 1048576 → "1 MiB", 262144 → "256 KiB": limits as the docs write them (docs/limits.md). */
-export function formatLimit(bytes: number): string {
-  if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
-  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;
-  return `${bytes} bytes`;
-}
+import { formatLimit } from "./format-limit.js";
+
+export { formatLimit };
 
 /** What a special file is, for the refusal. */
 function kindOf(st: Stats): string {
