@@ -1,6 +1,6 @@
 import { ProviderAuthError, ProviderError } from "../errors.js";
 import type { CallRecord } from "../contracts/audit.js";
-import { formatLimit } from "../files/read.js";
+import { formatLimit } from "../files/format-limit.js";
 import type { AttemptsFailed } from "./attempt.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import type { RoleRoute, ModelTarget } from "./types.js";

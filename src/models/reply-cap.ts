@@ -1,4 +1,4 @@
-import { formatLimit } from "../files/read.js";
+import { formatLimit } from "../files/format-limit.js";
 
 /** The default `max_reply_bytes` (docs/limits.md): far above any real answer, far below a runaway one. */
 export const DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024;
