@@ -10,7 +10,7 @@ import { transition, type StateLabel } from "./contracts/labels.js";
 import { ConfigError, UsageError } from "./errors.js";
 import { sumUsd } from "./models/pricing.js";
 import { auditGate } from "./gate/audit-gate.js";
-import { callModel } from "./models/call.js";
+import { doorOf } from "./models/call.js";
 import { onceEach } from "./models/sdk-warnings.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning, verifierWarning } from "./models/router.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
@@ -365,7 +365,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
             policies: [...config.policies, ...entries(input.policies, input.textOnly, "policy file")],
             audit,
           },
-          { call: (meta, request, parse) => callModel(meta, request, ctx, parse), warn, ...(input.progress ? { progress: input.progress } : {}) },
+          { call: doorOf(ctx), warn, ...(input.progress ? { progress: input.progress } : {}) },
         );
       const result = await (trace ? trace.wrap(gate) : gate());
       return {
@@ -395,7 +395,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       });
       const { challengeWith } = await import("./gate/challenge.js");
       const challenged = async () => {
-        const r = await challengeWith((meta, request, parse) => callModel(meta, request, ctx, parse), {
+        const r = await challengeWith(doorOf(ctx), {
           prompt: input.prompt,
           draft: input.draft,
           constraints: [...config.constraints, ...entries(input.constraints, input.textOnly, "constraint file")],

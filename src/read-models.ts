@@ -81,6 +81,10 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
     stages: state.stage_history.filter((s) => s.cycle === cycle).map(toStageRun),
     calls: row?.calls ?? 0,
     cost_usd: current.unpriced_calls > 0 ? null : (row?.cost_usd ?? 0),
+    input_tokens: current.input_tokens,
+    output_tokens: current.output_tokens,
+    cached_input_tokens: current.cached_input_tokens,
+    cache_write_input_tokens: current.cache_write_input_tokens,
     ...(issue.url ? { url: issue.url } : {}),
     implementation: implementationOf(events, prBody),
   };

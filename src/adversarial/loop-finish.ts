@@ -8,6 +8,9 @@ export interface Usage {
   calls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from and written to the provider's prompt cache (docs/serve.md "Cost"). */
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
   costUsd: number | null;
 }
 
@@ -177,6 +180,8 @@ export function finish<A>(state: LoopState<A>, env: FinishEnv): Finished<A> {
     invalid_findings: state.counts.invalid,
     input_tokens: env.usage.inputTokens,
     output_tokens: env.usage.outputTokens,
+    cached_input_tokens: env.usage.cachedInputTokens,
+    ...(env.usage.cacheWriteTokens ? { cache_write_input_tokens: env.usage.cacheWriteTokens } : {}),
     cost_usd: env.usage.costUsd,
     second_opinions: state.counts.secondOpinions,
     second_opinions_skipped: state.counts.secondOpinionsSkipped,

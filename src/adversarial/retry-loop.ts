@@ -145,7 +145,7 @@ export class AdversarialRetryLoop<A> {
       issueId: ctx.issueId,
       cycle: ctx.cycle,
       critics: this.critics.map((c) => c.role),
-      usage: ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null },
+      usage: ctx.usage?.() ?? { calls: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, costUsd: null },
       durationMs: performance.now() - started,
       idFor,
       now: ctx.now ?? (() => new Date().toISOString()),

@@ -9,7 +9,7 @@ import type {
 import type { LanguageModel } from "ai";
 import type { CallRecord, ShownConcern } from "../contracts/audit.js";
 import { auditDraft, metaOf, PassLimits, type AuditStepResult, type Revision } from "../gate/audit-gate.js";
-import type { GateCall } from "../gate/challenge.js";
+import type { CallDoor } from "../models/call.js";
 import { libraryCall } from "../gate/run-audit.js";
 import type { ReplyCache } from "../models/cache.js";
 import { notAnAnswer } from "../models/answer-rule.js";
@@ -75,7 +75,7 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
   };
   const unsignalled = libraryCall({ challenger: options.challenger }, callOptions);
-  const challengerCall = (signal: AbortSignal | undefined): GateCall =>
+  const challengerCall = (signal: AbortSignal | undefined): CallDoor =>
     signal ? libraryCall({ challenger: options.challenger }, { ...callOptions, signal }) : unsignalled;
   const warn = (message: string) => {
     if (!options.onAudit) process.emitWarning(message, { code: "DISSENT_AUDIT" });

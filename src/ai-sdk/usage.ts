@@ -24,8 +24,10 @@ export function addUsage(a: LanguageModelV3Usage, b: LanguageModelV3Usage): Lang
 export function usageOfRecord(r: CallRecord): LanguageModelV3Usage {
   const input = r.cached ? 0 : r.input_tokens;
   const output = r.cached ? 0 : r.output_tokens;
+  const read = r.cached ? undefined : r.cached_input_tokens;
+  const write = r.cached ? undefined : r.cache_write_input_tokens;
   return {
-    inputTokens: { total: input, noCache: undefined, cacheRead: undefined, cacheWrite: undefined },
+    inputTokens: { total: input, noCache: undefined, cacheRead: read, cacheWrite: write },
     outputTokens: { total: output, text: undefined, reasoning: undefined },
   };
 }
@@ -46,5 +48,7 @@ export function wrappedRecord(
     latency_ms: Math.round((performance.now() - started) * 100) / 100,
     input_tokens: usage?.inputTokens.total ?? 0,
     output_tokens: usage?.outputTokens.total ?? 0,
+    cached_input_tokens: usage?.inputTokens.cacheRead ?? 0,
+    ...(usage?.inputTokens.cacheWrite ? { cache_write_input_tokens: usage.inputTokens.cacheWrite } : {}),
   };
 }

@@ -76,6 +76,10 @@ export const CallRecord = z.object({
   queue_ms: z.number().optional(),
   input_tokens: z.number(),
   output_tokens: z.number(),
+  /** Of `input_tokens`, those the provider read from its prompt cache (docs/serve.md "Cost"); 0 when it reported none. */
+  cached_input_tokens: z.number().optional(),
+  /** Of `input_tokens`, those the provider wrote to its prompt cache, where it reports them (Anthropic). */
+  cache_write_input_tokens: z.number().optional(),
   /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (docs/serve.md). */
   cost_usd: z.number().nullable().optional(),
   error: z.string().optional(),

@@ -220,6 +220,10 @@ export const StageRun = z.object({
   invalid_findings: z.number().int(),
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
+  /** Of `input_tokens`, those read from the provider's prompt cache (docs/serve.md "Cost"); always written, absent from records made before it was counted. */
+  cached_input_tokens: z.number().int().optional(),
+  /** Of `input_tokens`, those written to the provider's prompt cache (Anthropic reports them); present when any were. */
+  cache_write_input_tokens: z.number().int().optional(),
   cost_usd: z.number().nullable(),
   /** Lone HIGHs put to the verifier (each one call; failed calls included). docs/issue.md */
   second_opinions: z.number().int(),

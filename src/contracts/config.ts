@@ -3,7 +3,16 @@ import { z } from "zod";
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
 
 /** Per-token prices in USD per million tokens (docs/serve.md); local models: 0. */
-export const Prices = z.object({ input_per_mtok: z.number().min(0).max(1e6), output_per_mtok: z.number().min(0).max(1e6) }).strict();
+export const Prices = z
+  .object({
+    input_per_mtok: z.number().min(0).max(1e6),
+    output_per_mtok: z.number().min(0).max(1e6),
+    /** Input tokens read from the provider's prompt cache (docs/serve.md "Cost"); default `input_per_mtok`. */
+    cached_input_per_mtok: z.number().min(0).max(1e6).optional(),
+    /** Input tokens written to the provider's prompt cache (Anthropic); default `input_per_mtok`. */
+    cache_write_per_mtok: z.number().min(0).max(1e6).optional(),
+  })
+  .strict();
 export type Prices = z.infer<typeof Prices>;
 
 /** What every provider type may set (docs/configuration.md). */

@@ -2,8 +2,8 @@ import pLimit from "p-limit";
 import type { AuditConcern, CallRecord } from "../contracts/audit.js";
 import { isFatal, messageOf, ProviderError } from "../errors.js";
 import { executorRequest, revisionRequest, shown, stripPreamble } from "../gate/audit-gate.js";
-import { challengeWith, type GateCall } from "../gate/challenge.js";
-import { callModel } from "../models/call.js";
+import { challengeWith } from "../gate/challenge.js";
+import { doorOf, type CallDoor } from "../models/call.js";
 import type { CallContext, Router } from "../models/types.js";
 import { gateMetrics } from "./gate-metrics.js";
 import type { GateItemOutcome, GateReport } from "./report.js";
@@ -48,7 +48,7 @@ export async function modelCost(router: Router, routedAs: string, record: CallRe
 }
 
 /** The revision of a draft the challenger found wanting (docs/run.md): the executor's route, once, with the grounded concerns. */
-async function revise(call: GateCall, item: GateItem, concerns: readonly AuditConcern[]): Promise<{ step: RevisionStep; records: CallRecord[] }> {
+async function revise(call: CallDoor, item: GateItem, concerns: readonly AuditConcern[]): Promise<{ step: RevisionStep; records: CallRecord[] }> {
   const exec = executorRequest(item.prompt, item.constraints ?? [], item.policies ?? []);
   try {
     const reply = await call({ role: "revision", routeAs: "executor" }, revisionRequest(exec, item.draft, concerns.map(shown)));
@@ -64,7 +64,7 @@ async function revise(call: GateCall, item: GateItem, concerns: readonly AuditCo
 /** Audits one item: the challenger on the given draft, then — needs_work, and the item has revision checks — the revision. */
 export async function evalGateItem(item: GateItem, calls: CallContext): Promise<GateItemOutcome> {
   const started = performance.now();
-  const call: GateCall = (meta, request, parse) => callModel(meta, request, calls, parse);
+  const call: CallDoor = doorOf(calls);
   const result = await challengeWith(call, { prompt: item.prompt, draft: item.draft, constraints: item.constraints ?? [], policies: item.policies ?? [] });
   const records: { record: CallRecord; routedAs: string }[] = result.call ? [{ record: result.call, routedAs: "challenger" }] : [];
   let step: RevisionStep | null = null;

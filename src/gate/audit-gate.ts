@@ -3,7 +3,8 @@ import { AuditLimitExceeded } from "../errors.js";
 import type { ModelRequest } from "../models/types.js";
 import { dataBlock } from "../prompting/data-block.js";
 import { promptFile } from "../prompts.js";
-import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
+import type { CallDoor } from "../models/call.js";
+import { challengeWith, type ChallengeInput, type ChallengeResult } from "./challenge.js";
 import { driftOfRevision, driftWarning } from "./drift.js";
 
 /** ADR-009 §1: frozen in code, not configuration. */
@@ -51,7 +52,7 @@ export type GateWarn = (message: string, code: GateWarningCode) => void;
 
 /** The gate's ports: the one model door, and where warnings and progress go. */
 export interface GateDeps {
-  call: GateCall;
+  call: CallDoor;
   warn?: GateWarn;
   progress?: (step: "executor" | "challenger" | "revising") => void;
 }
@@ -132,7 +133,7 @@ export interface Revision<R> {
 
 /** The ports of the audit step: the one model door (for the challenger), the revision, warnings and progress. */
 export interface AuditStepDeps<R> {
-  call: GateCall;
+  call: CallDoor;
   /** Asks the executor's route for its one revision, given the grounded concerns (no `suggested_fix`). */
   revise: (concerns: ShownConcern[]) => Promise<Revision<R>>;
   warn?: GateWarn;

@@ -7,9 +7,6 @@ import type { ModelRequest, ReplySchema } from "../models/types.js";
 import { promptFile } from "../prompts.js";
 import { groundConcerns } from "./grounding.js";
 
-/** The gate's port to the one model door. */
-export type GateCall = CallDoor;
-
 /** What the challenger audits: a draft for a prompt, under constraints and policies. */
 export interface ChallengeInput {
   prompt: string;
@@ -66,7 +63,7 @@ export function challengeRequest(input: ChallengeInput): ModelRequest {
  * (a refused key included), timeout, unparseable or schema-invalid reply — is `status: "failed"`,
  * except what ends a run (the user's configuration, Ctrl-C, a replay miss), which is thrown.
  */
-export async function challengeWith(call: GateCall, input: ChallengeInput): Promise<ChallengeResult> {
+export async function challengeWith(call: CallDoor, input: ChallengeInput): Promise<ChallengeResult> {
   const failed = (error: string, record: CallRecord | null): ChallengeResult => ({
     status: "failed",
     verdict: null,

@@ -1,12 +1,12 @@
 import type { LanguageModel } from "ai";
 import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "../models/cache.js";
-import { callModel } from "../models/call.js";
+import { doorOf, type CallDoor } from "../models/call.js";
 import { fixedRouter } from "../models/router.js";
 import { onceEach } from "../models/sdk-warnings.js";
 import type { CallContext } from "../models/types.js";
 import { auditGate, type GateResult } from "./audit-gate.js";
-import { challengeWith, type ChallengeInput, type ChallengeResult, type GateCall } from "./challenge.js";
+import { challengeWith, type ChallengeInput, type ChallengeResult } from "./challenge.js";
 
 /** What every library entry point may set besides its models. */
 export interface LibraryCallOptions {
@@ -40,7 +40,7 @@ export interface RunAuditOptions extends LibraryCallOptions {
 }
 
 /** The one model door over fixed models, as the library's entry points use it. */
-export function libraryCall(models: Record<string, LanguageModel>, opts: LibraryCallOptions): GateCall {
+export function libraryCall(models: Record<string, LanguageModel>, opts: LibraryCallOptions): CallDoor {
   const ctx: CallContext = {
     router: fixedRouter(models),
     ...(opts.cache ? { cache: opts.cache } : {}),
@@ -53,7 +53,7 @@ export function libraryCall(models: Record<string, LanguageModel>, opts: Library
     ...(opts.onEvent ? { emit: opts.onEvent } : {}),
     warn: onceEach(opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" }))),
   };
-  return (meta, request, parse) => callModel(meta, request, ctx, parse);
+  return doorOf(ctx);
 }
 
 /**

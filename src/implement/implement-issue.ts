@@ -4,7 +4,8 @@ import type { ImplementConfig } from "../contracts/config.js";
 import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
-import { callModel, networkCalls } from "../models/call.js";
+import type { CallRecord } from "../contracts/audit.js";
+import { doorOf, networkCalls, type CallDoor } from "../models/call.js";
 import type { CallContext } from "../models/types.js";
 import { checkCeilings, lifetimeUsage } from "../pipeline/ceilings.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
@@ -13,7 +14,8 @@ import { LabelSession } from "../pipeline/label-session.js";
 import { holdLease, processHolder } from "../pipeline/lease.js";
 import { carryEvents } from "../pipeline/resolutions.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
-import { Meter, type CostOf, type CriticVoteReport, type Door } from "../pipeline/stage-runner.js";
+import { Meter } from "../pipeline/meter.js";
+import type { CostOf, CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { CriterionCheck } from "./acceptance.js";
@@ -173,9 +175,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     if (!cycle) throw new UsageError(`issue ${id} has no plan; run dissent issue plan ${id} first`);
     const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
     const meter = new Meter();
-    const callCtx = { ...deps.calls, issueId: id, budget, signal };
-    const door: Door = (meta, request, parse, emit) =>
-      callModel(meta, request, { ...callCtx, emit: emit ?? ((e) => store.append([e]).then(() => undefined)) }, parse);
+    // Every call of the review is metered where it is made, in the door (failed ones too).
+    const callCtx = { ...deps.calls, issueId: id, budget, signal, meter: (r: CallRecord) => meter.record(r) };
+    const door: CallDoor = doorOf({ ...callCtx, emit: (e) => store.append([e]).then(() => undefined) });
     const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     await labels.moveTo("dissent-implementing");

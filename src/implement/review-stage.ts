@@ -8,7 +8,9 @@ import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, type RoleContext } from "../pipeline/roles.js";
-import type { CostOf, CriticVoteReport, Door, Meter } from "../pipeline/stage-runner.js";
+import type { CallDoor } from "../models/call.js";
+import type { Meter } from "../pipeline/meter.js";
+import type { CostOf, CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { ArtifactName } from "../pipeline/stages.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
@@ -52,7 +54,7 @@ export interface ReviewDeps {
   issueId: string;
   /** The planning cycle being implemented: the stage's record and events carry it. */
   cycle: number;
-  door: Door;
+  door: CallDoor;
   costOf: CostOf;
   append: (events: NewEvent[]) => Promise<unknown>;
   budget: CallBudget;
@@ -97,16 +99,8 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     slots.clear();
     if (events.length) await deps.append(events);
   };
-  const call: Door = async (meta, request, parse, emit) => {
-    try {
-      const reply = await deps.door(meta, request, parse, emit);
-      deps.meter.record(reply.record);
-      return reply;
-    } catch (e) {
-      for (const r of (e as { calls?: CallRecord[] }).calls ?? []) deps.meter.record(r);
-      throw e;
-    }
-  };
+  // The door meters every call itself (docs/serve.md): the review only orders its events.
+  const call: CallDoor = deps.door;
   const contextTexts = () => [issueText(deps.context().issue), ...Object.values(deps.context().artifacts).filter((t): t is string => typeof t === "string")];
 
   const producer: CostedProducer<DiffArtifact> = {

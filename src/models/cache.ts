@@ -3,6 +3,9 @@ export interface CachedReply {
   text: string;
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those the provider's prompt cache served and stored (docs/serve.md "Cost"). */
+  cached_input_tokens?: number;
+  cache_write_input_tokens?: number;
   finish_reason: string;
 }
 

@@ -23,14 +23,41 @@ function isLocal(url: string): boolean {
   }
 }
 
-/** The USD price of a call's tokens, or null when the model's price is unknown (docs/serve.md: never 0 for unknown). */
-export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens: number): Promise<number | null> {
-  if (spec.override) return (inputTokens * spec.override.input_per_mtok + outputTokens * spec.override.output_per_mtok) / 1e6;
+/** Of a call's input tokens, those the provider's prompt cache served (`read`) or stored (`write`): each has its own price. */
+export interface CacheTokens {
+  read: number;
+  write: number;
+}
+
+/**
+ * The USD price of a call's tokens, or null when the model's price is unknown (docs/serve.md: never 0
+ * for unknown). `inputTokens` counts every input token; those of `cache` are priced at the cached rates.
+ */
+export async function costUsd(spec: PriceSpec, inputTokens: number, outputTokens: number, cache?: CacheTokens): Promise<number | null> {
+  const read = Math.min(cache?.read ?? 0, inputTokens);
+  const write = Math.min(cache?.write ?? 0, inputTokens - read);
+  const o = spec.override;
+  if (o) {
+    const fresh = inputTokens - read - write;
+    return (
+      (fresh * o.input_per_mtok +
+        read * (o.cached_input_per_mtok ?? o.input_per_mtok) +
+        write * (o.cache_write_per_mtok ?? o.input_per_mtok) +
+        outputTokens * o.output_per_mtok) /
+      1e6
+    );
+  }
   if (!spec.providerId && (!spec.apiUrl || isLocal(spec.apiUrl))) return null;
   table ??= import("@pydantic/genai-prices");
   const { calcPrice } = await table;
   const options = spec.providerId ? { providerId: spec.providerId } : { providerApiUrl: spec.apiUrl };
-  const result = calcPrice({ input_tokens: inputTokens, output_tokens: outputTokens }, spec.model, options);
+  const usage = {
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    ...(read ? { cache_read_tokens: read } : {}),
+    ...(write ? { cache_write_tokens: write } : {}),
+  };
+  const result = calcPrice(usage, spec.model, options);
   return result ? result.total_price : null;
 }
 

@@ -104,7 +104,9 @@ export function configRouter(
       maxReplyBytes,
       maxReplyBytesFrom: p.max_reply_bytes !== undefined ? `providers.${provider}.max_reply_bytes` : "max_reply_bytes",
       ...(limiter ? { limiter } : {}),
-      cost: (input, output) => costUsd(prices, input, output),
+      // Anthropic caches a prompt prefix only where a request marks it (docs/serve.md "Cost").
+      ...(p.type === "anthropic" ? { cacheBreakpoints: true } : {}),
+      cost: (input, output, cache) => costUsd(prices, input, output, cache),
       load: () => {
         made ??= (async () => {
           if (p.type === "llama-cpp" && engines.create) return engines.create(provider, p, model);
@@ -202,9 +204,38 @@ export function verifierWarning(config: Config, verifier: string, critics: reado
   return `the ${verifier} uses the same model as the critic${same.length === 1 ? "" : "s"} it checks (${who}: ${v}); a second opinion from the model that raised the finding is weak — route ${verifier} to another model family`;
 }
 
+/** One target per AI SDK model object, across routers: a library caller's second run finds its model already prepared. */
+const sdkTargets = new WeakMap<object, ModelTarget>();
+
+/** The target of an AI SDK model given to the library. */
+function sdkTarget(m: LanguageModel): ModelTarget {
+  const known = typeof m === "object" ? sdkTargets.get(m) : undefined;
+  if (known) return known;
+  const provider = typeof m === "string" ? "gateway" : m.provider;
+  const modelId = typeof m === "string" ? m : m.modelId;
+  // Anthropic's SDK turns a JSON response format into a forced tool: ask by prompt instead (no tools, ever).
+  const structured: StructuredMode = provider.startsWith("anthropic") ? "prompt" : "json_schema";
+  const spec: PriceSpec = provider.startsWith("openai")
+    ? { providerId: "openai", model: modelId }
+    : provider.startsWith("anthropic")
+      ? { providerId: "anthropic", model: modelId }
+      : { model: modelId };
+  const t: ModelTarget = {
+    provider,
+    model: modelId,
+    route: "primary",
+    endpoint: `sdk ${provider}`,
+    structured,
+    ...(provider.startsWith("anthropic") ? { cacheBreakpoints: true } : {}),
+    cost: (i, o, c) => costUsd(spec, i, o, c),
+    load: async () => m,
+  };
+  if (typeof m === "object") sdkTargets.set(m, t);
+  return t;
+}
+
 /** A router over fixed AI SDK models, for the library: no config, no fallback. */
 export function fixedRouter(models: Record<string, LanguageModel>): Router {
-  const targets = new Map<string, ModelTarget>();
   const routes = new Map<string, RoleRoute>(); // a role resolves once: the models are fixed
   return (role: string) => {
     const known = routes.get(role);
@@ -212,20 +243,7 @@ export function fixedRouter(models: Record<string, LanguageModel>): Router {
     for (const r of roleChain(role)) {
       const m = models[r];
       if (!m) continue;
-      let t = targets.get(r);
-      if (!t) {
-        const provider = typeof m === "string" ? "gateway" : m.provider;
-        const modelId = typeof m === "string" ? m : m.modelId;
-        // Anthropic's SDK turns a JSON response format into a forced tool: ask by prompt instead (no tools, ever).
-        const structured: StructuredMode = provider.startsWith("anthropic") ? "prompt" : "json_schema";
-        const spec: PriceSpec = provider.startsWith("openai")
-          ? { providerId: "openai", model: modelId }
-          : provider.startsWith("anthropic")
-            ? { providerId: "anthropic", model: modelId }
-            : { model: modelId };
-        t = { provider, model: modelId, route: "primary", endpoint: `sdk ${provider}`, structured, cost: (i, o) => costUsd(spec, i, o), load: async () => m };
-        targets.set(r, t);
-      }
+      const t = sdkTarget(m);
       const route = { primary: t };
       routes.set(role, route);
       return route;

@@ -1,6 +1,8 @@
 import type { LanguageModel } from "ai";
+import type { CallRecord } from "../contracts/audit.js";
 import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "./cache.js";
+import type { CacheTokens } from "./pricing.js";
 import type { StructuredMode } from "./providers.js";
 
 /** Runs `fn` when a slot of a provider's `max_concurrency` is free (docs/configuration.md). */
@@ -24,10 +26,12 @@ export interface ModelTarget {
   /** Bytes a reply may take as it arrives (docs/limits.md), and the setting that says so, for the error. */
   maxReplyBytes?: number;
   maxReplyBytesFrom?: string;
+  /** The provider caches a prompt prefix only where a request marks it (Anthropic's `cache_control`): the shared prefix gets a breakpoint. */
+  cacheBreakpoints?: boolean;
   /** The provider's concurrency slots, shared by every role routed to it. */
   limiter?: Limiter;
   /** The price of a call's tokens in USD; null when the model's price is unknown (then `cost_usd` is null, never 0). */
-  cost(inputTokens: number, outputTokens: number): Promise<number | null>;
+  cost(inputTokens: number, outputTokens: number, cache?: CacheTokens): Promise<number | null>;
   /** Creates the AI SDK model; imported lazily so cached runs never load a provider. */
   load(): Promise<LanguageModel>;
 }
@@ -59,6 +63,11 @@ export interface ModelRequest {
   schema?: ReplySchema;
   /** The prompt file the system message came from, hashed into the ModelCall event. */
   promptFile?: { name: string; hash: string };
+  /**
+   * Characters at the start of the first user message that every request of its round shares
+   * (src/prompting/layout.ts): where a provider that caches only at a marked breakpoint (Anthropic) gets one.
+   */
+  sharedPrefix?: number;
 }
 
 /** A reserved network call: `done(true)` once its ModelCall event is recorded, `done(false)` if nothing was sent. */
@@ -103,6 +112,11 @@ export interface CallContext {
   /** Told of each finished call (telemetry spans, live displays). */
   observe?: (call: ObservedCall) => void;
   /**
+   * Told of every call's record — a cache hit, a reply, a failed or interrupted call — the moment it
+   * is made: the one place a run's calls, tokens and dollars are metered (`PlanResult.calls`, StageRun usage).
+   */
+  meter?: (record: CallRecord) => void;
+  /**
    * Receives the AI SDK's warnings about a call (a parameter the model does not support), one line
    * each, unless the program set `globalThis.AI_SDK_LOG_WARNINGS` itself. Default: Node process warnings.
    */
@@ -118,6 +132,9 @@ export interface ObservedCall {
   cached: boolean;
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from (and written to) the provider's prompt cache. */
+  cachedInputTokens: number;
+  cacheWriteInputTokens: number;
   finishReason?: string;
   error?: { kind: string; message: string };
   stage?: string;

@@ -1,10 +1,11 @@
 import { callBudget } from "../adversarial/budget.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import { toStageRun, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
+import type { CallRecord } from "../contracts/audit.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { transition } from "../contracts/labels.js";
 import { BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
-import { callModel, networkCalls } from "../models/call.js";
+import { doorOf, networkCalls } from "../models/call.js";
 import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
@@ -18,7 +19,8 @@ import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
 import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
-import { Meter, runStage, type CostOf, type CriticVoteReport, type Door, type KnownGaps } from "./stage-runner.js";
+import { Meter } from "./meter.js";
+import { runStage, type CostOf, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
 export type { CriticVoteReport, KnownGaps } from "./stage-runner.js";
@@ -100,10 +102,10 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     checkCeilings(id, await store.plan(id), spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null });
     const cycle = await PlanningCycle.startOrResume(store, id);
     const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
+    // Every call of this run is metered where it is made, in the door: gate, producers, critics, verifier, reviewer, failed ones too.
     const meter = new Meter();
-    const callCtx = { ...deps.calls, issueId: id, budget, signal };
-    const door: Door = (meta, request, parse, emit) =>
-      callModel(meta, request, { ...callCtx, emit: emit ?? ((e) => store.append([e]).then(() => undefined)) }, parse);
+    const callCtx = { ...deps.calls, issueId: id, budget, signal, meter: (r: CallRecord) => meter.record(r) };
+    const door = doorOf({ ...callCtx, emit: (e) => store.append([e]).then(() => undefined) });
     const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     // A run killed with -9 (or whose lease expired) leaves its transient label behind: clear it first.
@@ -115,7 +117,6 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       deps.onProgress?.({ kind: "gate" });
       const decision = await complexityGate({ ...issue, labels: labels.labels }, async () => {
         const reply = await door({ role: "complexity_gate" }, gateRequest(issue, project));
-        meter.record(reply.record);
         return reply.answer;
       });
       await cycle.recordRoute(decision);
@@ -169,7 +170,6 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       if (budget.remaining() >= 2) {
         try {
           const reply = await door({ role: "planner" }, producerRequest("planner", "plan", context(), [], due));
-          meter.record(reply.record);
           const { artifact, addressed } = parseProducer("planner", reply.answer);
           const answered = resolutionEvents(id, due, addressed, { kind: "producer", role: "planner" }, now);
           await cycle.commitPlan(artifact, [...answered, ...carryEvents(id, due, answered, "review", "carried")].filter(keep));
@@ -200,11 +200,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       pending: before.pending_concerns,
       claims: openClaims(before),
       context: context(),
-      call: async (meta, request, parse) => {
-        const reply = await door(meta, request, parse);
-        meter.record(reply.record);
-        return reply;
-      },
+      call: door,
       concernId: (fp, phase, role) => cycle.concernId(before.pending_concerns, fp, phase, role),
       now,
       ...(deps.warn ? { warn: deps.warn } : {}),

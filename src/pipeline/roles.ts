@@ -16,8 +16,9 @@ import {
 import { isObject, type Read } from "../contracts/lenient.js";
 import { ReplyFormatError } from "../errors.js";
 import { parseStructured, repairJson, type Parsed } from "../models/json.js";
-import type { ChatMessage, ModelRequest, ReplySchema } from "../models/types.js";
-import { DATA_RULE, dataBlock } from "../prompting/data-block.js";
+import type { ModelRequest, ReplySchema } from "../models/types.js";
+import { dataBlock } from "../prompting/data-block.js";
+import { layoutRequest } from "../prompting/layout.js";
 import { promptFile } from "../prompts.js";
 import type { TrackedIssue } from "../trackers/port.js";
 import type { ArtifactName } from "./stages.js";
@@ -74,12 +75,19 @@ export const concernBrief = (c: Concern) => ({
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 
-function persona(role: string, ...formats: string[]): { system: string; file: { name: string; hash: string } } {
+/**
+ * A role's voice: its name (so logs, proxies and test servers can tell the voices apart), its persona
+ * and the formats it follows. It goes after the shared blocks, never in the system message, so that
+ * every role's request starts with the same bytes (src/prompting/layout.ts).
+ */
+function persona(role: string, ...formats: string[]): { text: string; file: { name: string; hash: string } } {
   const p = promptFile(`personas/${role}.md`);
-  // The role's name leads, so logs, proxies and test servers can tell the voices apart.
-  const parts = [`Role: ${role}`, p.text, ...formats.map((f) => promptFile(`personas/${f}.md`).text), DATA_RULE];
-  return { system: parts.join("\n\n"), file: { name: p.name, hash: p.hash } };
+  const parts = [`Role: ${role}`, p.text, ...formats.map((f) => promptFile(`personas/${f}.md`).text)];
+  return { text: parts.join("\n\n"), file: { name: p.name, hash: p.hash } };
 }
+
+/** The rubric every critic of a round follows: shared, so it closes the round's common prefix. */
+const criticRubric = () => promptFile("personas/_format-critic.md").text;
 
 let schemas: { findings: ReplySchema; criteria: ReplySchema; verifier: ReplySchema } | undefined;
 /** JSON Schemas sent as `response_format`, derived once from the zod schemas. */
@@ -113,25 +121,28 @@ export function producerRequest(
   retry?: { previous: string; blocking: readonly Concern[] },
 ): ModelRequest {
   const criteria = artifact === "acceptance_criteria";
-  const { system, file } = persona(role, ...(criteria ? [] : ["_format-producer"]));
-  const first = [...contextBlocks(ctx, inputs)];
+  const voice = persona(role, ...(criteria ? [] : ["_format-producer"]));
+  const own = [voice.text];
   if (artifact === "plan" && ctx.shippedGaps) {
-    first.push(
+    own.push(
       "This issue was planned and merged before, and shipped with the known gaps below. The new plan must not repeat them: close each one, or say in the plan why it stays.",
       dataBlock("shipped_gaps", ctx.shippedGaps),
     );
   }
   if (pending.length) {
-    first.push(
+    own.push(
       `Earlier stages could not resolve the concerns below. Answer each in your ${ARTIFACT_TITLES[artifact]} and report it in "addressed".`,
       dataBlock("pending_concerns", json(pending.map(concernBrief))),
     );
   }
-  first.push(producerTask(role, artifact, pending.length > 0));
-  const messages: ChatMessage[] = [{ role: "user", content: first.join("\n\n") }];
+  own.push(producerTask(role, artifact, pending.length > 0));
+  const request = layoutRequest(
+    { shared: contextBlocks(ctx, inputs), own },
+    { promptFile: voice.file, ...(criteria ? { schema: replySchemas().criteria } : {}) },
+  );
   if (retry) {
     // The critique follows the conversation, so the request prefix (and a provider's prompt cache) is unchanged.
-    messages.push(
+    request.messages.push(
       { role: "assistant", content: retry.previous },
       {
         role: "user",
@@ -145,7 +156,7 @@ export function producerRequest(
       },
     );
   }
-  return { system, messages, promptFile: file, ...(criteria ? { schema: replySchemas().criteria } : {}) };
+  return request;
 }
 
 /** A fenced block at the very end of a reply: its body and where it starts. */
@@ -236,35 +247,38 @@ export function criticRequest(
   artifact: { name: ArtifactName; text: string },
   extras: CriticExtras = {},
 ): ModelRequest {
-  const { system, file } = extras.reply ? persona(role) : persona(role, "_format-critic");
-  const parts = [
+  const voice = persona(role);
+  const shared = [
     ...contextBlocks(ctx, criticInputs),
     `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
     dataBlock("under_review", artifact.text, artifact.name),
+    // A critic with a reply of its own (review.acceptance's verdicts) is not given the findings rubric.
+    ...(extras.reply ? [] : [criticRubric()]),
   ];
+  const own = [voice.text];
   if (extras.knownGaps)
-    parts.push(
+    own.push(
       'Known gaps that shipped unresolved in earlier work, each as "[id] SEVERITY title": if this artifact repeats one, set "known_gap" to its id.',
       dataBlock("known_gaps", extras.knownGaps),
     );
   if (extras.tracked?.length) {
-    parts.push(
+    own.push(
       "Concerns already tracked for this phase — do not raise them again in new words:",
       dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief))),
     );
   }
   if (extras.previous) {
-    parts.push(
+    own.push(
       "Your findings on the previous draft are below. Repeat, word for word, each one that still applies to the draft under review; drop those the new draft fixed. Add a new finding only for a new problem.",
       dataBlock("previous_findings", json({ findings: extras.previous })),
     );
   }
   const vocabulary = extras.categories?.length ? ` Use a category from: ${extras.categories.join(", ")}.` : "";
-  parts.push(
+  own.push(
     extras.reply?.task ??
       `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`,
   );
-  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: extras.reply?.schema ?? replySchemas().findings, promptFile: file };
+  return layoutRequest({ shared, own }, { schema: extras.reply?.schema ?? replySchemas().findings, promptFile: voice.file });
 }
 
 /** A critic's, judge's or reviewer's reply, read leniently: one bad finding is dropped and counted, a bare list is the findings. */
@@ -277,43 +291,40 @@ export const REVIEWER_MINOR_LIMIT = 8;
 
 /** The plan reviewer's request: plan, criteria, every CRITICAL/HIGH pending concern and up to 8 others, and the producers' claims. */
 export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], claims: readonly ConcernResolution[]): ModelRequest {
-  const { system, file } = persona("plan_reviewer");
+  const voice = persona("plan_reviewer");
   const serious = pending.filter((c) => isSerious(c.severity));
   const minor = pending.filter((c) => !isSerious(c.severity));
   const shown = [...serious, ...minor.slice(0, REVIEWER_MINOR_LIMIT)];
-  const parts = [
+  const shared = [
     ...projectBlock(ctx),
     dataBlock("issue", issueText(ctx.issue)),
     "The plan under review:",
     dataBlock("under_review", ctx.artifacts.plan ?? "", "plan"),
   ];
-  if (ctx.artifacts.acceptance_criteria) parts.push(dataBlock("artifact", ctx.artifacts.acceptance_criteria, "acceptance_criteria"));
-  parts.push(
+  if (ctx.artifacts.acceptance_criteria) shared.push(dataBlock("artifact", ctx.artifacts.acceptance_criteria, "acceptance_criteria"));
+  const own = [
+    voice.text,
     shown.length ? "Pending concerns (each CRITICAL or HIGH one is a must-address constraint):" : "Pending concerns: none.",
     ...(shown.length ? [dataBlock("pending_concerns", json(shown.map(concernBrief)))] : []),
-  );
-  if (minor.length > REVIEWER_MINOR_LIMIT) parts.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
+  ];
+  if (minor.length > REVIEWER_MINOR_LIMIT) own.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
   if (claims.length) {
-    parts.push(
+    own.push(
       'Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in "addressed" only if the plan really answers it:',
       dataBlock("claims", json(claims.map((c) => ({ concern_id: c.concern_id, resolution_kind: c.resolution_kind, note: c.note, by: c.resolved_by })))),
     );
   }
-  parts.push(
+  own.push(
     'Task: review the plan on the seven dimensions; raise findings only for real defects and for CRITICAL or HIGH pending concerns the plan leaves unanswered; list in "addressed" the pending concerns the plan answers.',
   );
-  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().findings, promptFile: file };
+  return layoutRequest({ shared, own }, { schema: replySchemas().findings, promptFile: voice.file });
 }
 
 /** The ComplexityGate's request: the project, title and body, answered with one word. */
 export function gateRequest(issue: TrackedIssue, project?: string): ModelRequest {
-  const { system, file } = persona("complexity_gate");
-  const parts = [...projectBlock({ issue, artifacts: {}, ...(project ? { project } : {}) }), dataBlock("issue", issueText(issue))];
-  return {
-    system,
-    messages: [{ role: "user", content: `${parts.join("\n\n")}\n\nTask: answer with one word, TRIVIAL or LOAD-BEARING.` }],
-    promptFile: file,
-  };
+  const voice = persona("complexity_gate");
+  const shared = [...projectBlock({ issue, artifacts: {}, ...(project ? { project } : {}) }), dataBlock("issue", issueText(issue))];
+  return layoutRequest({ shared, own: [voice.text, "Task: answer with one word, TRIVIAL or LOAD-BEARING."] }, { promptFile: voice.file });
 }
 
 /**
@@ -327,17 +338,20 @@ export function verifierRequest(
   artifact: { name: ArtifactName; text: string },
   concern: Concern,
 ): ModelRequest {
-  const { system, file } = persona(role);
+  const voice = persona(role);
   const finding = { severity: concern.severity, category: concern.category, concern: concern.concern, evidence: concern.evidence };
-  const parts = [
+  const shared = [
     ...contextBlocks(ctx, criticInputs),
     `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
     dataBlock("under_review", artifact.text, artifact.name),
+  ];
+  const own = [
+    voice.text,
     `One critic (${concern.raised_by}) raised this finding as ${concern.severity}; no other critic of its council raised it:`,
     dataBlock("finding", json(finding)),
     `Task: decide whether the finding is a real defect of the ${ARTIFACT_TITLES[artifact.name]} under review, as serious as stated: quote the line it is about as "evidence", give your "reason", then "verdict": "confirm" or "refute".`,
   ];
-  return { system, messages: [{ role: "user", content: parts.join("\n\n") }], schema: replySchemas().verifier, promptFile: file };
+  return layoutRequest({ shared, own }, { schema: replySchemas().verifier, promptFile: voice.file });
 }
 
 /** The verifier's reply, read leniently; a quote of the artifact or the finding is never the reply. */

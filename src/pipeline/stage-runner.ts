@@ -1,26 +1,16 @@
-import { AdversarialRetryLoop, type Critic, type CostedProducer, type RoundProgress, type Usage, type Verifier } from "../adversarial/retry-loop.js";
+import { AdversarialRetryLoop, type Critic, type CostedProducer, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
-import type { CallRecord } from "../contracts/audit.js";
 import type { AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
-import type { CallMeta, ModelReply } from "../models/call.js";
-import type { Parsed } from "../models/json.js";
-import { roundUsd } from "../models/pricing.js";
+import type { CallDoor, CallMeta } from "../models/call.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
+import type { Meter } from "./meter.js";
 import { producerFaults } from "./producer-faults.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { criticRequest, issueText, parseFindings, parseVerdict, producerRequest, verifierRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
-
-/** The one model door as the pipeline uses it; `emit` overrides where the call's ModelCall event goes. */
-export type Door = <T>(
-  meta: CallMeta,
-  request: ModelRequest,
-  parse?: (answer: string) => Parsed<T>,
-  emit?: (event: NewEvent) => void,
-) => Promise<ModelReply<T>>;
 
 /** Network calls a request would cost now (0 when its reply is cached): lets a round served from the cache through the budget check. */
 export type CostOf = (meta: CallMeta, request: ModelRequest) => Promise<number>;
@@ -29,34 +19,6 @@ export type CostOf = (meta: CallMeta, request: ModelRequest) => Promise<number>;
 export interface KnownGaps {
   ids: string[];
   text: string;
-}
-
-/** Network calls, tokens and dollars of an issue's run, measured from the call records. */
-export class Meter {
-  private calls = 0;
-  private input = 0;
-  private output = 0;
-  private cost: number | null = 0;
-  record(r: CallRecord): void {
-    if (r.cached) return;
-    this.calls++;
-    this.input += r.input_tokens;
-    this.output += r.output_tokens;
-    this.cost = this.cost === null || r.cost_usd === null || r.cost_usd === undefined ? null : this.cost + r.cost_usd;
-  }
-  now(): Usage {
-    return { calls: this.calls, inputTokens: this.input, outputTokens: this.output, costUsd: this.cost };
-  }
-  /** Usage since a mark; dollars are null when any call since had no known price. */
-  since(mark: Usage): Usage {
-    const n = this.now();
-    return {
-      calls: n.calls - mark.calls,
-      inputTokens: n.inputTokens - mark.inputTokens,
-      outputTokens: n.outputTokens - mark.outputTokens,
-      costUsd: n.costUsd === null || mark.costUsd === null ? null : roundUsd(n.costUsd - mark.costUsd),
-    };
-  }
 }
 
 /** A critic's vote, as telemetry reports it (one `gen_ai.evaluation.result` event). */
@@ -72,13 +34,15 @@ export interface CriticVoteReport {
 export interface StageDeps {
   issueId: string;
   cycle: PlanningCycle;
-  door: Door;
+  /** The one door, metered: every call it makes is on the driver's meter, failed ones included. */
+  door: CallDoor;
   /** What a request would cost now; without it every call counts as one. */
   costOf?: CostOf;
   append: (events: NewEvent[]) => Promise<unknown>;
   budget: CallBudget;
   /** Calls the later stages and the reviewer need (never spent here). */
   reserve: number;
+  /** What the driver's door has metered so far: the stage's usage is read from it. */
   meter: Meter;
   context: () => RoleContext;
   knownGaps?: KnownGaps;
@@ -129,16 +93,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     const ctx = deps.context();
     return [issueText(ctx.issue), ...Object.values(ctx.artifacts).filter((t): t is string => typeof t === "string")];
   };
-  const call: Door = async (meta, request, parse, emit) => {
-    try {
-      const reply = await deps.door(meta, request, parse, emit);
-      deps.meter.record(reply.record);
-      return reply;
-    } catch (e) {
-      for (const r of (e as { calls?: CallRecord[] }).calls ?? []) deps.meter.record(r);
-      throw e;
-    }
-  };
+  const call = deps.door;
 
   const producerCall = (input: { round: number; previous: Artifact | undefined; blocking: readonly Concern[] }) => {
     const retry = input.previous !== undefined && input.blocking.length ? { previous: render(input.previous), blocking: input.blocking } : undefined;

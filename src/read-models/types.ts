@@ -28,6 +28,9 @@ export interface CallRow {
   latency_ms: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those read from and written to the provider's prompt cache (docs/serve.md "Cost"). */
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
   /** USD; null when the model's price is unknown (never 0 for unknown). */
   cost_usd: number | null;
   error?: string;
@@ -45,6 +48,10 @@ export interface Usage {
   failed_calls: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those the provider read from its prompt cache (billed at the cached rate; docs/serve.md "Cost"). */
+  cached_input_tokens: number;
+  /** Of `input_tokens`, those the provider wrote to its prompt cache (Anthropic reports them). */
+  cache_write_input_tokens: number;
   /** Dollars of the priced network calls. */
   known_usd: number;
   /** Network calls whose model has no known price. */
@@ -95,6 +102,11 @@ export interface IssueDetail {
   calls: number;
   /** Dollars of the current cycle's network calls; null when one of them had no known price. */
   cost_usd: number | null;
+  /** Tokens of the current cycle's network calls; of the input, those the provider's prompt cache read and wrote (docs/serve.md "Cost"). */
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
   url?: string;
   /** The implement phase (docs/implement.md): branch, attempts, pull request or recorded review; null before it. */
   implementation: ImplementationView | null;

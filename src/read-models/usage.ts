@@ -4,14 +4,29 @@ import type { CallRow, Usage } from "./types.js";
 
 /** Usage of no calls. */
 export function emptyUsage(): Usage {
-  return { calls: 0, cached_calls: 0, failed_calls: 0, input_tokens: 0, output_tokens: 0, known_usd: 0, unpriced_calls: 0, cost_usd: 0 };
+  return {
+    calls: 0,
+    cached_calls: 0,
+    failed_calls: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cached_input_tokens: 0,
+    cache_write_input_tokens: 0,
+    known_usd: 0,
+    unpriced_calls: 0,
+    cost_usd: 0,
+  };
 }
 
 /**
  * Adds one call to a usage (in place). Network calls count; a cache hit is counted apart and is
  * free. A network call with no known price makes `cost_usd` null (docs/serve.md: never 0 for unknown).
  */
-export function addCall(u: Usage, c: Pick<CallRow, "cached" | "input_tokens" | "output_tokens" | "cost_usd" | "error">): Usage {
+export function addCall(
+  u: Usage,
+  c: Pick<CallRow, "cached" | "input_tokens" | "output_tokens" | "cost_usd" | "error"> &
+    Partial<Pick<CallRow, "cached_input_tokens" | "cache_write_input_tokens">>,
+): Usage {
   if (c.error) u.failed_calls++;
   if (c.cached) {
     u.cached_calls++;
@@ -20,6 +35,8 @@ export function addCall(u: Usage, c: Pick<CallRow, "cached" | "input_tokens" | "
   u.calls++;
   u.input_tokens += c.input_tokens;
   u.output_tokens += c.output_tokens;
+  u.cached_input_tokens += c.cached_input_tokens ?? 0;
+  u.cache_write_input_tokens += c.cache_write_input_tokens ?? 0;
   if (c.cost_usd === null) u.unpriced_calls++;
   else u.known_usd = roundUsd(u.known_usd + c.cost_usd);
   u.cost_usd = u.unpriced_calls > 0 ? null : u.known_usd;
@@ -46,6 +63,9 @@ export function callRow(e: ModelCallEvent & { seq: number }): CallRow {
     latency_ms: e.latency_ms,
     input_tokens: e.input_tokens,
     output_tokens: e.output_tokens,
+    // Events written before prompt caching was counted have neither: none were reported.
+    cached_input_tokens: e.cached_input_tokens ?? 0,
+    cache_write_input_tokens: e.cache_write_input_tokens ?? 0,
     cost_usd: e.cost_usd ?? null,
     ...(e.error ? { error: e.error } : {}),
     ...(e.stage ? { stage: e.stage } : {}),

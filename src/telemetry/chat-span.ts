@@ -61,6 +61,8 @@ export function startChatSpan(tracer: Tracer, parent: Span | undefined, c: Obser
         [GEN_AI.OUTPUT_TYPE]: c.request.schema ? "json" : "text",
         [GEN_AI.USAGE_INPUT_TOKENS]: c.inputTokens,
         [GEN_AI.USAGE_OUTPUT_TOKENS]: c.outputTokens,
+        [GEN_AI.USAGE_CACHE_READ_INPUT_TOKENS]: c.cachedInputTokens,
+        ...(c.cacheWriteInputTokens ? { [GEN_AI.USAGE_CACHE_CREATION_INPUT_TOKENS]: c.cacheWriteInputTokens } : {}),
         ...(c.target.maxTokens ? { [GEN_AI.REQUEST_MAX_TOKENS]: c.target.maxTokens } : {}),
         ...(c.finishReason ? { [GEN_AI.RESPONSE_FINISH_REASONS]: [c.finishReason] } : {}),
         [DISSENT.ROLE]: c.role,

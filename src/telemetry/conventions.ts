@@ -17,6 +17,10 @@ export const GEN_AI = {
   REQUEST_MAX_TOKENS: "gen_ai.request.max_tokens",
   USAGE_INPUT_TOKENS: "gen_ai.usage.input_tokens",
   USAGE_OUTPUT_TOKENS: "gen_ai.usage.output_tokens",
+  /** Of the input tokens, those read from the provider's prompt cache (GenAI semantic conventions). */
+  USAGE_CACHE_READ_INPUT_TOKENS: "gen_ai.usage.cache_read.input_tokens",
+  /** Of the input tokens, those written to the provider's prompt cache (GenAI semantic conventions). */
+  USAGE_CACHE_CREATION_INPUT_TOKENS: "gen_ai.usage.cache_creation.input_tokens",
   RESPONSE_FINISH_REASONS: "gen_ai.response.finish_reasons",
   OUTPUT_TYPE: "gen_ai.output.type",
   WORKFLOW_NAME: "gen_ai.workflow.name",

@@ -59,7 +59,12 @@ export function startTelemetry(
     ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
   });
   // A cache hit is free; a network call is priced as its ModelCall event is (null when unknown, never 0).
-  const cost = async (c: ObservedCall) => (c.cached ? ((await c.target.cost(0, 0)) === null ? null : 0) : c.target.cost(c.inputTokens, c.outputTokens));
+  const cost = async (c: ObservedCall) =>
+    c.cached
+      ? (await c.target.cost(0, 0)) === null
+        ? null
+        : 0
+      : c.target.cost(c.inputTokens, c.outputTokens, { read: c.cachedInputTokens, write: c.cacheWriteInputTokens });
   const spans = { seed: config.seed, logContent: config.logContent, redact, cost, warn };
   return {
     run: (runId, audit) => new RunTrace(tracer, runId, audit, spans),

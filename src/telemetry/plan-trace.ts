@@ -110,6 +110,8 @@ export class PlanTrace {
         "dissent.stage.critic_failures": r.critic_failures,
         [GEN_AI.USAGE_INPUT_TOKENS]: r.input_tokens,
         [GEN_AI.USAGE_OUTPUT_TOKENS]: r.output_tokens,
+        [GEN_AI.USAGE_CACHE_READ_INPUT_TOKENS]: r.cached_input_tokens ?? 0,
+        ...(r.cache_write_input_tokens ? { [GEN_AI.USAGE_CACHE_CREATION_INPUT_TOKENS]: r.cache_write_input_tokens } : {}),
         ...(r.cost_usd !== null ? { [DISSENT.COST_USD]: r.cost_usd } : {}),
       });
       if (r.outcome === "crashed") span.setStatus({ code: SpanStatusCode.ERROR, message: "every critic failed" });

@@ -31,7 +31,8 @@ export interface ServerReply {
   sse?: boolean;
   /** Drop the connection without answering. */
   destroy?: boolean;
-  usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Token usage as OpenAI reports it; `prompt_tokens_details.cached_tokens` are the prompt tokens its prompt cache served. */
+  usage?: { prompt_tokens: number; completion_tokens: number; prompt_tokens_details?: { cached_tokens: number } };
   /** The `finish_reason` to report (default "stop"), e.g. "length" for a reply cut off at the token limit. */
   finishReason?: string;
   /** Streamed replies only: stop the stream after the content, with no finish reason and no `[DONE]` (a dropped stream). */
@@ -57,6 +58,18 @@ export interface OpenAIServer {
   close(): Promise<void>;
 }
 
+/** The `usage` object of a completion: the reply's counts (11 and 7 by default) and, when given, the cached prompt tokens. */
+function usageOf(usage: ServerReply["usage"]) {
+  const prompt = usage?.prompt_tokens ?? 11;
+  const completion = usage?.completion_tokens ?? 7;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    ...(usage?.prompt_tokens_details ? { prompt_tokens_details: usage.prompt_tokens_details } : {}),
+  };
+}
+
 function sse(res: ServerResponse, model: string, content: string, usage: ServerReply["usage"], finishReason = "stop", cut = false) {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const id = "chatcmpl-test";
@@ -76,9 +89,7 @@ function sse(res: ServerResponse, model: string, content: string, usage: ServerR
   res.write(
     `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta: {}, finish_reason: finishReason }] })}\n\n`,
   );
-  res.write(
-    `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: { prompt_tokens: usage?.prompt_tokens ?? 11, completion_tokens: usage?.completion_tokens ?? 7, total_tokens: (usage?.prompt_tokens ?? 11) + (usage?.completion_tokens ?? 7) } })}\n\n`,
-  );
+  res.write(`data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1, model, choices: [], usage: usageOf(usage) })}\n\n`);
   res.end("data: [DONE]\n\n");
 }
 
@@ -131,11 +142,7 @@ export async function startOpenAIServer(handler: ServerHandler): Promise<OpenAIS
         created: 1,
         model: request.body.model,
         choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: reply.finishReason ?? "stop" }],
-        usage: {
-          prompt_tokens: reply.usage?.prompt_tokens ?? 11,
-          completion_tokens: reply.usage?.completion_tokens ?? 7,
-          total_tokens: (reply.usage?.prompt_tokens ?? 11) + (reply.usage?.completion_tokens ?? 7),
-        },
+        usage: usageOf(reply.usage),
       });
     if (reply.resetAfterBytes !== undefined) {
       const bytes = Buffer.from(body, "utf8");

@@ -35,3 +35,8 @@ export function when(iso: string | null | undefined): string {
 }
 
 export const short = (id: string) => (id.length > 12 ? id.slice(0, 8) : id);
+
+/** The share of input tokens the provider's prompt cache served (docs/serve.md "Cost"), as a whole percentage. */
+export function cachedShare(u: { input_tokens: number; cached_input_tokens: number }): string {
+  return u.input_tokens > 0 ? `${Math.round((100 * u.cached_input_tokens) / u.input_tokens)}%` : "0%";
+}

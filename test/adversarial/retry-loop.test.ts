@@ -483,7 +483,10 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
         const spent = Math.min(alreadyUsed, max);
         const budget = callBudget(max, spent);
         const { loop, inputs } = budgeted(budget, critics);
-        const { ctx, events } = context({ budget, usage: () => ({ calls: budget.used() - spent, inputTokens: 0, outputTokens: 0, costUsd: null }) });
+        const { ctx, events } = context({
+          budget,
+          usage: () => ({ calls: budget.used() - spent, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, costUsd: null }),
+        });
         const r = await loop.run(STAGE, ctx);
 
         const perRound = critics + 1;
@@ -559,7 +562,7 @@ describe("AdversarialRetryLoop: the call budget is a hard ceiling", () => {
 
 describe("AdversarialRetryLoop: StageRun metrics are real", () => {
   it("reports calls, tokens and dollars from the usage port (this stage's share)", async () => {
-    const usage = { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: null as number | null };
+    const usage = { calls: 0, inputTokens: 0, outputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, costUsd: null as number | null };
     const spend = () => {
       usage.calls++;
       usage.inputTokens += 50;

@@ -197,7 +197,9 @@ describe("a lone HIGH gets a second opinion (issue plan, the verifier role)", ()
     const { out } = await w.plan(id);
     expect(stage(out, "plan")).toMatchObject({ rounds: 1, second_opinions: 3, second_opinions_skipped: 1 });
     expect(w.double.byRole("verifier")).toHaveLength(3);
-    expect(out.pending_concerns.filter((c) => c.phase === "plan").map((c) => c.severity_change)).toEqual(["refuted", "refuted", "refuted", "not_corroborated"]);
+    // The four nits (another lane's overflagged MEDIUM, a frontier quirk, may sit beside them).
+    const nits = out.pending_concerns.filter((c) => c.phase === "plan" && c.raised_by === "plan.builder");
+    expect(nits.map((c) => c.severity_change)).toEqual(["refuted", "refuted", "refuted", "not_corroborated"]);
   });
 });
 

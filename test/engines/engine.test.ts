@@ -96,6 +96,20 @@ describe("the llama-cpp engine on a tiny GGUF", () => {
     expect(parts.at(-1)?.type).toBe("finish");
   });
 
+  it("a request that starts as an earlier one did reuses its evaluated prefix: the shared tokens are reported as cached and not evaluated again (docs/serve.md)", async () => {
+    const m = await v3(engines, "tiny", provider("./tiny.gguf"));
+    const shared = "The project, the issue and the draft under review, shared by every critic of a round. ".repeat(6);
+    const first = await m.doGenerate(ask(`${shared}Role: one`));
+    const second = await m.doGenerate(ask(`${shared}Role: two`));
+    const total = second.usage.inputTokens.total ?? 0;
+    const cached = second.usage.inputTokens.cacheRead ?? 0;
+    expect(cached).toBeGreaterThan(total / 2);
+    expect(cached).toBeGreaterThan(first.usage.inputTokens.cacheRead ?? 0);
+    expect(second.usage.inputTokens.noCache).toBe(total - cached);
+    // The same prompt again gives the same reply from the reused state as from a fresh one.
+    expect(textOf(await m.doGenerate(ask(`${shared}Role: one`)))).toBe(textOf(first));
+  });
+
   it("one loaded model serves every role; requests beyond its sequences wait instead of failing", async () => {
     const p = provider("./tiny.gguf");
     const [a, b] = [await v3(engines, "tiny", p, "executor"), await v3(engines, "tiny", p, "challenger")];

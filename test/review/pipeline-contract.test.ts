@@ -79,6 +79,8 @@ describe("StageRun is the contract's shape (docs/issue.md, §5)", () => {
     ...["stage", "phase", "rounds", "retries", "outcome", "concerns_raised", "concerns_forwarded", "duration_ms", "calls"],
     // r2
     ...["critic_failures", "ungrounded_findings", "invalid_findings", "input_tokens", "output_tokens", "cost_usd"],
+    // issue 21 (docs/serve.md "Cost")
+    "cached_input_tokens",
     // r3 (docs/issue.md)
     ...["second_opinions", "second_opinions_skipped", "producer_warnings"],
   ];

@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
+import { openingText } from "../support/hold.js";
 import { quoteUnderReview } from "../support/quote.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from "../support/openai-server.js";
 
-/** The role a request speaks for, read from the persona's first line (`Role: <role>`). */
+/** The role a request speaks for, read from the persona's first line (`Role: <role>`), which follows the shared blocks. */
 export function roleOf(req: ChatRequest): string {
-  const system = req.body.messages.find((m) => m.role === "system")?.content ?? "";
-  return /^Role: (\S+)/.exec(system)?.[1] ?? "unknown";
+  return /^Role: (\S+)$/m.exec(openingText(req))?.[1] ?? "unknown";
 }
 
 export const isRetry = (req: ChatRequest) => req.body.messages.some((m) => m.role === "assistant");

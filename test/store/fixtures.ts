@@ -36,6 +36,7 @@ export const stageRun = (stage: string, over: Partial<StageRecord> = {}): StageR
   invalid_findings: 0,
   input_tokens: 10,
   output_tokens: 5,
+  cached_input_tokens: 0,
   cost_usd: null,
   second_opinions: 0,
   second_opinions_skipped: 0,

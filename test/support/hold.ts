@@ -17,14 +17,20 @@ export const CRITICS = [...new Set(STAGES.flatMap((s) => s.critics))];
 /** Every role of the pipeline: the gate, the producers, the critics, the reviewer. */
 export const PIPELINE_ROLES = ["complexity_gate", ...PRODUCERS, ...CRITICS, "plan_reviewer"];
 
-/** The role a request is for: pipeline requests say `Role: X` first in their system prompt; else the model name (exec-model, chal-model, …). */
+/** The role a request is for: pipeline requests say `Role: X` on a line of their own (after the shared blocks); else the model name (exec-model, chal-model, …). */
 export function roleOf(req: ChatRequest): string {
-  const system = req.body.messages.find((m) => m.role === "system")?.content ?? "";
-  const m = /^Role: (\S+)/.exec(system);
+  const m = /^Role: (\S+)$/m.exec(openingText(req));
   if (m?.[1]) return m[1];
   if (req.body.model === EXEC_MODEL) return req.body.messages.some((x) => x.role === "assistant") ? "revision" : "executor";
   if (req.body.model === CHAL_MODEL) return "challenger";
   return req.body.model;
+}
+
+/** The text of a request's system and first user message: where a pipeline request names its role. */
+export function openingText(req: ChatRequest): string {
+  const text = (c: unknown) => (typeof c === "string" ? c : "");
+  const user = req.body.messages.find((m) => m.role === "user");
+  return `${text(req.body.messages.find((m) => m.role === "system")?.content)}\n${text(user?.content)}`;
 }
 
 /** The text of every message of a request, joined. */

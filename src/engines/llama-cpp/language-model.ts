@@ -19,7 +19,7 @@ export interface LlamaLanguageModelOptions {
 
 function usageOf(g: Generation): LanguageModelV3Usage {
   return {
-    inputTokens: { total: g.inputTokens, noCache: g.inputTokens, cacheRead: 0, cacheWrite: 0 },
+    inputTokens: { total: g.inputTokens, noCache: g.inputTokens - g.cachedInputTokens, cacheRead: g.cachedInputTokens, cacheWrite: 0 },
     outputTokens: { total: g.outputTokens, text: g.outputTokens, reasoning: 0 },
   };
 }

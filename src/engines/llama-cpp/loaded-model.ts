@@ -41,7 +41,9 @@ export interface Generation {
   finish: "stop" | "length";
   /** node-llama-cpp's own stop reason. */
   stopReason: string;
+  /** Every token of the prompt; of them, `cachedInputTokens` were already in the sequence (a shared prefix reused, not evaluated again). */
   inputTokens: number;
+  cachedInputTokens: number;
   outputTokens: number;
 }
 
@@ -120,6 +122,25 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
   };
   // One slot per sequence: a request waits here instead of failing with "No sequences left".
   const slot = pLimit(s.sequences);
+  // Sequences are kept between calls: a request that starts as an earlier one did (the shared prefix
+  // of a council round, docs/serve.md "Cost") evaluates only what follows it (node-llama-cpp compares
+  // the sequence's tokens with the new prompt's and keeps the common start).
+  type Sequence = ReturnType<typeof context.getSequence>;
+  const idle: Sequence[] = [];
+  let made = 0;
+  /** The idle sequence holding the longest start of this prompt (and how many tokens of it), else a new one. */
+  const takeSequence = (tokens: Parameters<Sequence["compareContextTokens"]>[0]): { sequence: Sequence; shared: number } => {
+    let best = -1;
+    let shared = 0;
+    for (const [i, q] of idle.entries()) {
+      const n = q.compareContextTokens(tokens).firstDifferentIndex;
+      if (best === -1 || n > shared) [best, shared] = [i, n];
+    }
+    if (best !== -1 && (shared > 0 || made >= s.sequences))
+      return { sequence: idle.splice(best, 1)[0] as Sequence, shared: Math.min(shared, tokens.length - 1) };
+    made++;
+    return { sequence: context.getSequence(), shared: 0 };
+  };
   // Disposing stops whatever is still generating first (a caller that gave up, a test that timed out).
   const stopping = new AbortController();
   const contextSize = context.contextSize;
@@ -133,16 +154,18 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
       slot(async () => {
         const wrapper = req.json ? structured : free;
         const grammar = req.json ? await grammarFor(req.json) : undefined;
-        const promptTokens = wrapper.generateContextState({ chatHistory: req.history }).contextText.tokenize(model.tokenizer).length;
+        const prompt = wrapper.generateContextState({ chatHistory: req.history }).contextText.tokenize(model.tokenizer);
+        const promptTokens = prompt.length;
         // A prompt longer than the context would be cut from the front by a context shift: fail instead.
         if (promptTokens >= contextSize) {
           throw new Error(`the prompt is ${promptTokens} tokens, more than the model's context of ${contextSize}: raise ${s.where}.context_size`);
         }
         const room = contextSize - promptTokens;
         const maxTokens = Math.min(req.maxTokens ?? room, room);
-        const sequence = context.getSequence();
+        const { sequence, shared } = takeSequence(prompt);
         const chat = new nlc.LlamaChat({ contextSequence: sequence, chatWrapper: wrapper });
         const before = sequence.tokenMeter.getState();
+        let kept = false;
         try {
           const r = await chat.generateResponse(req.history, {
             ...(grammar ? { grammar } : {}),
@@ -154,21 +177,30 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
           });
           const after = sequence.tokenMeter.getState();
           const stopReason = r.metadata.stopReason;
+          const evaluated = after.usedInputTokens - before.usedInputTokens;
+          kept = true;
           return {
             text: r.response,
             finish: stopReason === "maxTokens" ? "length" : "stop",
             stopReason,
-            inputTokens: after.usedInputTokens - before.usedInputTokens,
+            inputTokens: evaluated + shared,
+            cachedInputTokens: shared,
             outputTokens: after.usedOutputTokens - before.usedOutputTokens,
           };
         } finally {
-          chat.dispose();
-          await sequence.dispose(); // the sequence's slot is free again only once this settles
+          chat.dispose({ disposeSequence: false });
+          // A sequence whose call failed or was stopped may hold a half-evaluated state: it is not reused.
+          if (kept && !stopping.signal.aborted) idle.push(sequence);
+          else {
+            made--;
+            await sequence.dispose(); // the sequence's slot is free again only once this settles
+          }
         }
       }),
     async dispose() {
       stopping.abort(new Error("the model was unloaded"));
       slot.clearQueue();
+      await Promise.all(idle.splice(0).map((q) => q.dispose()));
       await context.dispose();
       await model.dispose();
     },

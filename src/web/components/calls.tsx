@@ -1,5 +1,5 @@
 import type { CallRow, Usage } from "../../read-models/types.js";
-import { count, duration, usd, usageUsd } from "../format.js";
+import { cachedShare, count, duration, usd, usageUsd } from "../format.js";
 
 /** One table row per model call. */
 export function CallsTable({ calls, showStage = false }: { calls: readonly CallRow[]; showStage?: boolean }) {
@@ -27,7 +27,9 @@ export function CallsTable({ calls, showStage = false }: { calls: readonly CallR
               {c.provider}:{c.model}
             </td>
             <td>{c.route}</td>
-            <td class="num">{count(c.input_tokens)}</td>
+            <td class="num" title={c.cached_input_tokens ? `${count(c.cached_input_tokens)} from the provider's prompt cache` : undefined}>
+              {count(c.input_tokens)}
+            </td>
             <td class="num">{count(c.output_tokens)}</td>
             <td class="num">{c.cached ? "cached" : usd(c.cost_usd)}</td>
             <td class="num">{duration(c.latency_ms)}</td>
@@ -50,7 +52,8 @@ export function UsageLine({ usage }: { usage: Usage }) {
   return (
     <span>
       {usage.calls} network call{usage.calls === 1 ? "" : "s"}
-      {usage.cached_calls ? ` (+${usage.cached_calls} cached)` : ""} · {count(usage.input_tokens)} in / {count(usage.output_tokens)} out · {usageUsd(usage)}
+      {usage.cached_calls ? ` (+${usage.cached_calls} cached)` : ""} · {count(usage.input_tokens)} in
+      {usage.cached_input_tokens ? ` (${cachedShare(usage)} from the provider's prompt cache)` : ""} / {count(usage.output_tokens)} out · {usageUsd(usage)}
       {usage.failed_calls ? ` · ${usage.failed_calls} failed` : ""}
     </span>
   );

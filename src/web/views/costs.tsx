@@ -2,7 +2,7 @@ import type { ChartConfiguration } from "chart.js";
 import { useMemo } from "preact/hooks";
 import type { CostStats, ServedEvent, UsageRow } from "../../read-models/types.js";
 import { ChartBox } from "../components/chart.js";
-import { count, usageUsd } from "../format.js";
+import { cachedShare, count, usageUsd } from "../format.js";
 import { useData, useRendered } from "../live.js";
 import { href } from "../route.js";
 
@@ -30,7 +30,9 @@ function tokens(rows: readonly UsageRow[]): ChartConfiguration {
     data: {
       labels: rows.map((r) => r.key),
       datasets: [
-        { label: "input tokens", data: rows.map((r) => r.input_tokens), backgroundColor: COLORS[6] },
+        // Input the provider's prompt cache served is billed at its cached rate: shown apart (docs/serve.md "Cost").
+        { label: "input tokens", data: rows.map((r) => r.input_tokens - r.cached_input_tokens), backgroundColor: COLORS[6] },
+        { label: "input tokens, prompt-cached", data: rows.map((r) => r.cached_input_tokens), backgroundColor: COLORS[2] },
         { label: "output tokens", data: rows.map((r) => r.output_tokens), backgroundColor: COLORS[1] },
       ],
     },
@@ -68,6 +70,7 @@ function Table({ title, rows, link }: { title: string; rows: readonly UsageRow[]
             <th class="num">calls</th>
             <th class="num">cached</th>
             <th class="num">tokens in</th>
+            <th class="num">prompt-cached</th>
             <th class="num">tokens out</th>
             <th class="num">USD</th>
           </tr>
@@ -79,6 +82,7 @@ function Table({ title, rows, link }: { title: string; rows: readonly UsageRow[]
               <td class="num">{r.calls}</td>
               <td class="num">{r.cached_calls}</td>
               <td class="num">{count(r.input_tokens)}</td>
+              <td class="num">{cachedShare(r)}</td>
               <td class="num">{count(r.output_tokens)}</td>
               <td class="num">{usageUsd(r)}</td>
             </tr>
@@ -133,6 +137,10 @@ export function Costs() {
             {count(t.input_tokens)} / {count(t.output_tokens)}
           </b>
           <span class="muted">tokens in / out</span>
+        </div>
+        <div>
+          <b>{cachedShare(t)}</b>
+          <span class="muted">of input from the provider's prompt cache</span>
         </div>
         <div>
           <b>{data.runs}</b>

@@ -32,6 +32,22 @@ function textOf(content: unknown): string {
   return "";
 }
 
+/**
+ * The key of a request's seeded choices. A pipeline request's opening turn (system and first user
+ * message) is read as the set of paragraphs it says, not the order it says them in, so laying a
+ * request out for prompt caching (the persona after the shared blocks) leaves every choice as it was:
+ * the same request content, the same judgment. Other requests (the gate's, the client's) keep their bytes.
+ */
+function keyOf(model: string, messages: readonly { role: string; text: string }[]): string {
+  const firstAssistant = messages.findIndex((m) => m.role === "assistant");
+  const opening = firstAssistant === -1 ? messages : messages.slice(0, firstAssistant);
+  const said = opening.flatMap((m) => m.text.split("\n\n")).map((p) => p.trim());
+  // dissent's pipeline requests name their role on a line of its own, before or after the shared blocks.
+  const pipeline = model !== EXEC_MODEL && model !== CHAL_MODEL && said.some((p) => /^Role: \S+$/m.test(p.split("\n")[0] ?? ""));
+  if (!pipeline) return hashOf(canonicalJson({ model, messages }));
+  return hashOf(canonicalJson({ model, said: said.filter(Boolean).sort(), after: firstAssistant === -1 ? [] : messages.slice(firstAssistant) }));
+}
+
 export function readRequest(req: ChatRequest): Seen {
   const messages = req.body.messages.map((m) => ({ role: m.role, text: textOf(m.content) }));
   const users = messages.filter((m) => m.role === "user");
@@ -50,7 +66,7 @@ export function readRequest(req: ChatRequest): Seen {
   const assistant = assistants[assistants.length - 1]?.text;
   return {
     model: req.body.model,
-    key: hashOf(canonicalJson({ model: req.body.model, messages })),
+    key: keyOf(req.body.model, messages),
     messages,
     lastUser,
     ...(assistant !== undefined ? { assistant } : {}),

@@ -5,6 +5,7 @@ import { criticReply, reviewerReply } from "./critics.js";
 import { challengerReply, executorReply, revisionReply } from "./gate.js";
 import { criteriaReply, gateReply, producerReply } from "./producers.js";
 import { hashOf, rngFor } from "./prng.js";
+import { promptCache } from "./prompt-cache.js";
 import { dice, perfect } from "./quirks.js";
 import { CHAL_MODEL, EXEC_MODEL, PRODUCERS, readRequest, roleOf, type Seen } from "./request.js";
 import type { Quirks, Scenario } from "./types.js";
@@ -19,6 +20,8 @@ export interface DoubleOptions {
   scenario?: Scenario;
   /** Models (roles) whose provider is down: every request to them gets HTTP 503. */
   down?: readonly string[];
+  /** Report prompt-cached tokens as OpenAI's automatic prompt cache would (prompt-cache.ts), in arrival order. */
+  promptCache?: boolean;
 }
 
 export interface RealisticDouble {
@@ -30,6 +33,8 @@ export interface RealisticDouble {
   byRole(role: string): ChatRequest[];
   /** Most requests ever processed at the same time (1 with `serial`). */
   readonly maxInFlight: number;
+  /** With `promptCache`: each request's prompt and cached tokens as reported, in arrival order, with its issue's title. */
+  readonly usage: readonly { model: string; issue?: string; promptTokens: number; cachedTokens: number }[];
   close(): Promise<void>;
 }
 
@@ -65,6 +70,8 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
   let inFlight = 0;
   let maxInFlight = 0;
   let gpu: Promise<void> = Promise.resolve();
+  const cache = opts.promptCache ? promptCache() : undefined;
+  const usageLog: { model: string; issue?: string; promptTokens: number; cachedTokens: number }[] = [];
 
   const roundOf = (role: string, title: string, artifact: string, text: string): number => {
     const k = `${role}\u0000${title}\u0000${artifact}`;
@@ -75,14 +82,17 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
     return at !== -1 ? at : seenTexts.push(h) - 1;
   };
 
-  const work = async (_req: ChatRequest, seen: Seen, occurrence: number): Promise<Reply> => {
+  const work = async (_req: ChatRequest, seen: Seen, occurrence: number, prompt?: { promptTokens: number; cachedTokens: number }): Promise<Reply> => {
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
     try {
       if (quirks.latencyMs > 0) await new Promise((r) => setTimeout(r, quirks.latencyMs));
       const ctx: Ctx = { seed, quirks, scenario, dice: dice(quirks, seed, seen.key), roundOf };
       let content = answer(ctx, seen);
-      const usage = (c: string) => ({ prompt_tokens: tokens(seen.messages.map((m) => m.text).join("\n")), completion_tokens: tokens(c) });
+      const usage = (c: string) =>
+        prompt
+          ? { prompt_tokens: prompt.promptTokens, completion_tokens: tokens(c), prompt_tokens_details: { cached_tokens: prompt.cachedTokens } }
+          : { prompt_tokens: tokens(seen.messages.map((m) => m.text).join("\n")), completion_tokens: tokens(c) };
       // Transient faults are drawn per attempt: an identical retry may go through.
       const faults = dice(quirks, seed, `${seen.key}#${occurrence}`);
       if (faults.on("emptyReply")) {
@@ -106,8 +116,11 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
     if (opts.down?.includes(seen.model)) return { status: 503, raw: JSON.stringify({ error: { message: `model ${seen.model} is unavailable` } }) };
     const occurrence = occurrences.get(seen.key) ?? 0;
     occurrences.set(seen.key, occurrence + 1);
-    if (!quirks.serial) return work(req, seen, occurrence);
-    const turn = gpu.then(() => work(req, seen, occurrence));
+    // The cache sees requests as they arrive: a prefix an earlier request sent is cached for this one.
+    const prompt = cache?.read(seen.messages);
+    if (prompt) usageLog.push({ model: seen.model, ...(seen.issue ? { issue: seen.issue.title } : {}), ...prompt });
+    if (!quirks.serial) return work(req, seen, occurrence, prompt);
+    const turn = gpu.then(() => work(req, seen, occurrence, prompt));
     gpu = turn.then(
       () => undefined,
       () => undefined,
@@ -122,6 +135,7 @@ export async function startRealisticDouble(opts: DoubleOptions = {}): Promise<Re
     get maxInFlight() {
       return maxInFlight;
     },
+    usage: usageLog,
     close: () => server.close(),
   };
 }

@@ -9,17 +9,22 @@ import type { WireReply } from "./server.js";
 const JSON_HEADERS = { "content-type": "application/json", "request-id": "req_011CSHoEeqs5C35K2UUqR7Fy", "anthropic-organization-id": "org-test" };
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "request-id": "req_011CSHoF2dx8uJX3sQ9ofa2T" };
 
-const usage = (input: number, output: number) => ({
+/** Anthropic's usage: `input_tokens` counts only what was neither read from nor written to the prompt cache. */
+const usage = (input: number, output: number, cache: { read?: number; write?: number } = {}) => ({
   input_tokens: input,
-  cache_creation_input_tokens: 0,
-  cache_read_input_tokens: 0,
-  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  cache_creation_input_tokens: cache.write ?? 0,
+  cache_read_input_tokens: cache.read ?? 0,
+  cache_creation: { ephemeral_5m_input_tokens: cache.write ?? 0, ephemeral_1h_input_tokens: 0 },
   output_tokens: output,
   service_tier: "standard",
 });
 
 /** A message reply; with `thinking`, a thinking block (signed) comes first, as extended thinking writes it. */
-export function anthropicJson(model: string, text: string, o: { thinking?: string; input?: number; output?: number } = {}): WireReply {
+export function anthropicJson(
+  model: string,
+  text: string,
+  o: { thinking?: string; input?: number; output?: number; cacheRead?: number; cacheWrite?: number } = {},
+): WireReply {
   const content = [
     ...(o.thinking ? [{ type: "thinking", thinking: o.thinking, signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds" }] : []),
     { type: "text", text },
@@ -32,7 +37,7 @@ export function anthropicJson(model: string, text: string, o: { thinking?: strin
     content,
     stop_reason: "end_turn",
     stop_sequence: null,
-    usage: usage(o.input ?? 2095, o.output ?? 503),
+    usage: usage(o.input ?? 2095, o.output ?? 503, { ...(o.cacheRead ? { read: o.cacheRead } : {}), ...(o.cacheWrite ? { write: o.cacheWrite } : {}) }),
   };
   return { status: 200, headers: JSON_HEADERS, body: JSON.stringify(body) };
 }

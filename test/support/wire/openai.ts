@@ -10,7 +10,11 @@ const JSON_HEADERS = { "content-type": "application/json", "openai-processing-ms
 const SSE_HEADERS = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-request-id": "req_9b2e5d1c8a7f4e30a6d2" };
 
 /** A non-streamed completion, as o3-mini and gpt-4.1 answer (reasoning tokens counted apart). */
-export function openaiJson(model: string, content: string, usage = { prompt: 1117, completion: 46, reasoning: 0 }): WireReply {
+export function openaiJson(
+  model: string,
+  content: string,
+  usage: { prompt: number; completion: number; reasoning: number; cached?: number } = { prompt: 1117, completion: 46, reasoning: 0 },
+): WireReply {
   const body = {
     id: "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
     object: "chat.completion",
@@ -21,7 +25,7 @@ export function openaiJson(model: string, content: string, usage = { prompt: 111
       prompt_tokens: usage.prompt,
       completion_tokens: usage.completion,
       total_tokens: usage.prompt + usage.completion,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: usage.cached ?? 0, audio_tokens: 0 },
       completion_tokens_details: { reasoning_tokens: usage.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     },
     service_tier: "default",

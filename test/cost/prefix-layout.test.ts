@@ -1,0 +1,128 @@
+/**
+ * Requests laid out for prompt caching (docs/serve.md "Cost", issue 21): through the built CLI and
+ * the realistic double, the requests of one round share their prefix byte for byte up to the
+ * persona — the common system message, the project, the issue, the artifact under review — and
+ * only then differ; the gate's revision extends the executor's request byte for byte.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { readDataBlocks } from "../../src/prompting/data-block.js";
+import { dissent, scratch } from "../support/cli.js";
+import { bench10, perfect, startRealisticDouble, type RealisticDouble } from "../support/double/index.js";
+import { openingText, roleOf } from "../support/hold.js";
+import type { ChatRequest } from "../support/openai-server.js";
+import { rolesConfig } from "../support/roles-config.js";
+
+vi.setConfig({ testTimeout: 180_000 });
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const c of open.splice(0)) await c.close();
+});
+
+const text = (c: unknown) => (typeof c === "string" ? c : "");
+const systemOf = (r: ChatRequest) => text(r.body.messages.find((m) => m.role === "system")?.content);
+const firstUser = (r: ChatRequest) => text(r.body.messages.find((m) => m.role === "user")?.content);
+/** What a request's chat transcript says, in order, as a provider's prompt cache sees it. */
+const transcript = (r: ChatRequest) => r.body.messages.map((m) => `${m.role}\n${text(m.content)}`).join("\n");
+
+function commonPrefix(texts: readonly string[]): string {
+  const [first = "", ...rest] = texts;
+  let n = first.length;
+  for (const t of rest) {
+    let i = 0;
+    while (i < n && i < t.length && t[i] === first[i]) i++;
+    n = i;
+  }
+  return first.slice(0, n);
+}
+
+async function world() {
+  const double: RealisticDouble = await startRealisticDouble({ seed: 7, quirks: perfect, scenario: bench10 });
+  const s = scratch("dissent-prefix-");
+  const project = "The sync service moves customer records between the billing API and the CRM every night.";
+  s.write("dissent.config.yaml", rolesConfig(double.url, `project: { name: sync, description: "${project}" }`));
+  open.push({ close: async () => (await double.close(), s.cleanup()) });
+  const run = (args: string[]) => dissent(args, { cwd: s.dir, env: { DISSENT_HOME: `${s.dir}/home` }, timeoutMs: 150_000 });
+  return { double, run, project };
+}
+
+describe("a pipeline round shares one prefix", () => {
+  it("every critic of a round gets the same system message and the same first bytes up to its persona: project, issue, earlier artifacts, the draft under review", async () => {
+    const { double, run, project } = await world();
+    const issue = bench10.list.find((i) => i.title === "Retry 503s in the HTTP client");
+    if (!issue) throw new Error("bench10 issue");
+    const created = await run(["issue", "new", "--title", issue.title, "--body", issue.body, "--label", "dissent-load-bearing"]);
+    expect(created.code, created.stderr).toBe(0);
+    const planned = await run(["issue", "plan", created.stdout.trim(), "--json"]);
+    expect(planned.code, planned.stderr).toBe(0);
+
+    // Every request of the run, whatever its role, opens with the same system message.
+    const systems = new Set(double.requests.map(systemOf));
+    expect(systems.size).toBe(1);
+    expect([...systems][0]).not.toMatch(/Role: /);
+
+    // The plan council's first round: three critics reviewing the same draft.
+    const critics = ["plan.builder", "plan.risk_skeptic", "plan.tester"];
+    const round = critics.map((role) => double.requests.find((r) => roleOf(r) === role));
+    for (const r of round) expect(r).toBeDefined();
+    const requests = round as ChatRequest[];
+    // Everything before each critic's persona is the same bytes, and holds every block the critics look at.
+    const before = requests.map((r, i) => {
+      const at = firstUser(r).indexOf(`\n\nRole: ${critics[i]}\n`);
+      expect(at, critics[i]).toBeGreaterThan(0);
+      return firstUser(r).slice(0, at);
+    });
+    expect(new Set(before).size).toBe(1);
+    const shared = before[0] ?? "";
+    expect(commonPrefix(requests.map(firstUser)).startsWith(shared)).toBe(true);
+    const blocks = readDataBlocks(shared).map((b) => `${b.kind}${b.name ? `:${b.name}` : ""}`);
+    expect(blocks).toEqual(["project", "issue", "artifact:shape", "under_review:plan"]);
+    expect(shared.indexOf(project)).toBeLessThan(shared.indexOf(issue.title));
+    // The part that differs is small beside what is shared (what a provider's cache skips).
+    for (const r of requests) expect(shared.length).toBeGreaterThan(firstUser(r).length / 2);
+
+    // Across stages, what every role is given stays in front: the project and the issue lead every request.
+    const lead = commonPrefix(double.requests.map(firstUser));
+    expect(readDataBlocks(lead).map((b) => b.kind)).toEqual(["project", "issue"]);
+  });
+});
+
+describe("the gate", () => {
+  it("run --audit: the revision request repeats the executor's request byte for byte and only then adds the draft and the concerns", async () => {
+    const prompt = "How much paracetamol can I take?";
+    const bad = "Adults can safely take up to 8 g of paracetamol a day.";
+    const double = await startRealisticDouble({
+      seed: 7,
+      quirks: perfect,
+      scenario: {
+        drafts: {
+          [prompt]: {
+            draft: `Paracetamol is a common painkiller. ${bad} Ask a pharmacist if you take other medicines.`,
+            defects: [{ sentence: bad, category: "factual_risk", severity: "critical", concern: "8 g a day is twice the maximum adult dose." }],
+          },
+        },
+      },
+    });
+    const s = scratch("dissent-prefix-gate-");
+    open.push({ close: async () => (await double.close(), s.cleanup()) });
+    s.write(
+      "dissent.config.yaml",
+      [
+        "providers:",
+        `  local: { type: openai-compatible, base_url: "${double.url}" }`,
+        "routes:",
+        '  executor: { primary: "local:exec-model" }',
+        '  challenger: { primary: "local:chal-model" }',
+        "retry_backoff_ms: 10",
+      ].join("\n"),
+    );
+    const r = await dissent(["run", "--audit", "--json", prompt], { cwd: s.dir, env: { DISSENT_HOME: `${s.dir}/home` }, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    const executor = double.byRole("executor")[0];
+    const revision = double.byRole("revision")[0];
+    if (!executor || !revision) throw new Error(`expected an executor and a revision request, got ${double.requests.map(roleOf).join(", ")}`);
+    expect(transcript(revision).startsWith(transcript(executor))).toBe(true);
+    expect(revision.body.messages.slice(0, executor.body.messages.length)).toEqual(executor.body.messages);
+    expect(openingText(revision)).toContain(prompt);
+  });
+});
