@@ -1,21 +1,9 @@
-// npm run bench (issue 21): what a load-bearing issue costs in input tokens on a provider that caches
-// prompt prefixes, this build side by side with main before it (built from git), in one run.
-//
-// The model: the realistic double (frontier profile, seed 7) over the 10-issue set, each issue body
-// lengthened to a realistic 2–6 k characters, with a project description. The provider: the double
-// reports cached tokens as OpenAI's automatic prompt cache does (test/support/double/prompt-cache.ts):
-// a request's cached tokens are the longest prefix it shares with an earlier request (in arrival
-// order), in 128-token blocks, none under 1,024, tokens counted as 4 characters each. Figures are
-// what the server reported, per load-bearing issue: input tokens, the cached share, and the billed
-// equivalent (fresh input + cached input × the cached rate: 0.1 as Anthropic and OpenAI's GPT-5
-// family bill cache reads, 0.5 as GPT-4o does). Judgment: each issue's status, stage outcomes and
-// rounds, and pending concerns (severity, raised by) must be the same before and after.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { median, round } from "./lib.mjs";
+import { buildBaseline, buildSupport, median, round, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** main when this branch was made (the councils, issue 19/20 merged): the requests as they were laid out. */
@@ -23,42 +11,6 @@ export const BASELINE = "9f3adca";
 /** Cached input tokens billed at this share of the input price (Anthropic and GPT-5 cache reads), and GPT-4o's. */
 const CACHED_RATE = 0.1;
 const CACHED_RATE_GPT4O = 0.5;
-
-const sh = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
-
-/** The test support (the double) compiled to JS for this script. */
-function buildSupport() {
-  const out = join(ROOT, "bench", ".build");
-  sh("npx", ["tsc", "-p", "tsconfig.json", "--outDir", out, "--noEmit", "false", "--declaration", "false", "--sourceMap", "false"], ROOT);
-  return out;
-}
-
-/** The baseline checked out beside the repo and built (tsc, then its bundle) with this repo's node_modules. */
-function buildBaseline() {
-  const dir = mkdtempSync(join(tmpdir(), "dissent-cost-baseline-"));
-  sh("git", ["worktree", "add", "--detach", dir, BASELINE], ROOT);
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  sh("npx", ["tsc", "-p", "tsconfig.build.json"], dir);
-  sh("node", ["scripts/postbuild.mjs"], dir);
-  return {
-    bin: join(dir, "dist", "cli", "bin.js"),
-    cleanup: () => {
-      sh("git", ["worktree", "remove", "--force", dir], ROOT);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function runCli(bin, args, cwd, home) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 const PROJECT =
   "A B2B web application: a TypeScript API on Node with PostgreSQL, a React front end, nightly batch jobs that sync customer data with partners' APIs, and a public REST API used by about 300 customers. Deploys go out several times a day behind a load balancer; on-call engineers read the structured logs in the log service.";
@@ -183,7 +135,7 @@ export async function benchCost({ log = console.log } = {}) {
   const { startRealisticDouble, frontier, bench10 } = await import(pathToFileURL(join(support, "test", "support", "double", "index.js")).href);
   const { PIPELINE_ROLES } = await import(pathToFileURL(join(ROOT, "dist", "pipeline", "stages.js")).href);
   const roles = [...PIPELINE_ROLES];
-  const baseline = buildBaseline();
+  const baseline = buildBaseline(BASELINE, "cost");
   const runs = {};
   try {
     for (const [label, bin] of [

@@ -1,56 +1,14 @@
-// npm run bench (issue 18): councils that dissent, through the realistic model double on the frontier
-// profile (lone grounded HIGHs from different personas, a verifier, nitpicks), this build side by side
-// with the release before it (fd1cb70, built from git), in one run. Figures: share of council stages
-// that block at least once, second-opinion calls per issue, calls per load-bearing issue (median, max;
-// goal: median ≤ 26 with every issue ending with a plan), and the network calls of a replan after
-// needs_replan by stage (goal: only the stages whose inputs changed).
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { median } from "./lib.mjs";
+import { buildBaseline, buildSupport, median, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The release before this issue (CONTRACT r2's last commit). */
 export const BASELINE = "fd1cb70";
 const COUNCILS = new Set(["discover", "shape", "plan"]);
-
-const sh = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
-
-/** The test support (the double) compiled to JS for this script. */
-function buildSupport() {
-  const out = join(ROOT, "bench", ".build");
-  sh("npx", ["tsc", "-p", "tsconfig.json", "--outDir", out, "--noEmit", "false", "--declaration", "false", "--sourceMap", "false"], ROOT);
-  return out;
-}
-
-/** The baseline release checked out beside the repo and built (tsc, then its bundle) with this repo's node_modules. */
-function buildBaseline() {
-  const dir = mkdtempSync(join(tmpdir(), "dissent-councils-baseline-"));
-  sh("git", ["worktree", "add", "--detach", dir, BASELINE], ROOT);
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  sh("npx", ["tsc", "-p", "tsconfig.build.json"], dir);
-  sh("node", ["scripts/postbuild.mjs"], dir);
-  return {
-    bin: join(dir, "dist", "cli", "bin.js"),
-    cleanup: () => {
-      sh("git", ["worktree", "remove", "--force", dir], ROOT);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function runCli(bin, args, cwd, home) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Every role routed to a model named after it, as the double expects; the default budget of each build. */
 function config(url, roles) {
@@ -197,7 +155,7 @@ export async function benchCouncils({ log = console.log } = {}) {
   const { startRealisticDouble, frontier, bench10 } = await import(pathToFileURL(join(support, "test", "support", "double", "index.js")).href);
   const { PIPELINE_ROLES } = await import(pathToFileURL(join(ROOT, "dist", "pipeline", "stages.js")).href);
   const roles = [...PIPELINE_ROLES];
-  const baseline = buildBaseline();
+  const baseline = buildBaseline(BASELINE, "councils");
   const result = {};
   try {
     for (const [label, bin] of [

@@ -1,5 +1,12 @@
 // What the bench scripts (bench/*.mjs) share: small statistics, how a figure is recorded, and the
 // body of a scripted chat-completions reply.
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,3 +43,41 @@ export const chatCompletion = (model, content, { prompt_tokens, completion_token
     choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
     usage: { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens },
   });
+
+// Building a baseline and running a built CLI: what the before/after benches share.
+const sh = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
+
+/** The test support (the double) compiled to JS for this script. */
+export function buildSupport() {
+  const out = join(ROOT, "bench", ".build");
+  sh("npx", ["tsc", "-p", "tsconfig.json", "--outDir", out, "--noEmit", "false", "--declaration", "false", "--sourceMap", "false"], ROOT);
+  return out;
+}
+
+/** A baseline revision checked out beside the repo and built (tsc, then its bundle) with this repo's node_modules. */
+export function buildBaseline(rev, label) {
+  const dir = mkdtempSync(join(tmpdir(), `dissent-${label}-baseline-`));
+  sh("git", ["worktree", "add", "--detach", dir, rev], ROOT);
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  sh("npx", ["tsc", "-p", "tsconfig.build.json"], dir);
+  sh("node", ["scripts/postbuild.mjs"], dir);
+  return {
+    bin: join(dir, "dist", "cli", "bin.js"),
+    cleanup: () => {
+      sh("git", ["worktree", "remove", "--force", dir], ROOT);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs a built CLI with only PATH, HOME and DISSENT_HOME in its environment. */
+export function runCli(bin, args, cwd, home) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
