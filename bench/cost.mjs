@@ -1,4 +1,15 @@
-
+// npm run bench (issue 21): what a load-bearing issue costs in input tokens on a provider that caches
+// prompt prefixes, this build side by side with main before it (built from git), in one run.
+//
+// The model: the realistic double (frontier profile, seed 7) over the 10-issue set, each issue body
+// lengthened to a realistic 2–6 k characters, with a project description. The provider: the double
+// reports cached tokens as OpenAI's automatic prompt cache does (test/support/double/prompt-cache.ts):
+// a request's cached tokens are the longest prefix it shares with an earlier request (in arrival
+// order), in 128-token blocks, none under 1,024, tokens counted as 4 characters each. Figures are
+// what the server reported, per load-bearing issue: input tokens, the cached share, and the billed
+// equivalent (fresh input + cached input × the cached rate: 0.1 as Anthropic and OpenAI's GPT-5
+// family bill cache reads, 0.5 as GPT-4o does). Judgment: each issue's status, stage outcomes and
+// rounds, and pending concerns (severity, raised by) must be the same before and after.
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -1,4 +1,9 @@
-
+// npm run bench (issue 18): councils that dissent, through the realistic model double on the frontier
+// profile (lone grounded HIGHs from different personas, a verifier, nitpicks), this build side by side
+// with the release before it (fd1cb70, built from git), in one run. Figures: share of council stages
+// that block at least once, second-opinion calls per issue, calls per load-bearing issue (median, max;
+// goal: median ≤ 26 with every issue ending with a plan), and the network calls of a replan after
+// needs_replan by stage (goal: only the stages whose inputs changed).
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
