@@ -240,6 +240,35 @@ describe("dissent mcp over stdio", () => {
   });
 });
 
+/**
+ * `dissent mcp` spawned in `dir` with a hand-written JSON-RPC client (no SDK framing in between, so
+ * stdout is seen byte for byte): initialized, then `call` sent as request 2; `until` resolves when
+ * stdout holds the text.
+ */
+function rawMcp(dir: string, call: Record<string, unknown>, until: string) {
+  const env = { PATH: process.env.PATH ?? "", HOME: dir, DISSENT_HOME: join(dir, "home") };
+  const child = spawn(process.execPath, [BIN, "mcp"], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  const out = { stdout: "", stderr: "" };
+  child.stderr.on("data", (d: Buffer) => (out.stderr += d.toString("utf8")));
+  const seen = new Promise<void>((resolve) =>
+    child.stdout.on("data", (d: Buffer) => {
+      out.stdout += d.toString("utf8");
+      if (out.stdout.includes(until)) resolve();
+    }),
+  );
+  const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
+  send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+  });
+  send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: call });
+  return { child, exited, seen, out };
+}
+
 describe("stdout carries only protocol frames", () => {
   test("a failing challenger's warning goes to stderr; every stdout line is a JSON-RPC message", async () => {
     const models = await startOpenAIServer(council({ challenger: { status: 503 } }));
@@ -247,40 +276,17 @@ describe("stdout carries only protocol frames", () => {
     const s = scratch("dissent-mcp-raw-");
     open.push({ close: async () => s.cleanup() });
     s.write("dissent.config.yaml", holdConfig(models.url));
-    const child = spawn(process.execPath, [BIN, "mcp"], {
-      cwd: s.dir,
-      env: { PATH: process.env.PATH ?? "", HOME: s.dir, DISSENT_HOME: join(s.dir, "home") },
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
-    const answered = new Promise<void>((resolve) =>
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString("utf8");
-        if (stdout.includes('"id":2')) resolve();
-      }),
-    );
-    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "challenge", arguments: { prompt: "What is 2 + 2?", draft: "It is 4." } } });
-    await answered;
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    const { child, exited, seen, out } = rawMcp(s.dir, { name: "challenge", arguments: { prompt: "What is 2 + 2?", draft: "It is 4." } }, '"id":2');
+    await seen;
     child.stdin.end(); // the client hangs up: the server exits 0
     expect(await exited).toBe(0);
-    const lines = stdout.split("\n").filter((l) => l !== "");
+    const lines = out.stdout.split("\n").filter((l) => l !== "");
     for (const l of lines) expect((JSON.parse(l) as { jsonrpc: string }).jsonrpc).toBe("2.0");
     const reply = JSON.parse(lines.find((l) => l.includes('"id":2')) ?? "{}") as {
       result: { structuredContent: { challenger_status: string; verdict: null } };
     };
     expect(reply.result.structuredContent).toMatchObject({ challenger_status: "failed", verdict: null });
-    expect(stderr).toMatch(/^dissent: warning: the challenger failed, the draft is unaudited: .*503/m);
+    expect(out.stderr).toMatch(/^dissent: warning: the challenger failed, the draft is unaudited: .*503/m);
   });
 });
 
@@ -300,35 +306,16 @@ describe("stopping", () => {
     const s = scratch("dissent-mcp-term-");
     open.push({ close: async () => s.cleanup() });
     s.write("dissent.config.yaml", holdConfig(models.url));
-    const env = { PATH: process.env.PATH ?? "", HOME: s.dir, DISSENT_HOME: join(s.dir, "home") };
-    const child = spawn(process.execPath, [BIN, "mcp"], { cwd: s.dir, env, stdio: ["pipe", "pipe", "pipe"] });
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-    let stdout = "";
-    const inShape = new Promise<void>((resolve) =>
-      child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString("utf8");
-        if (stdout.includes('"message":"shape stage"')) resolve();
-      }),
-    );
-    const send = (m: unknown) => child.stdin.write(`${JSON.stringify(m)}\n`);
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    });
-    send({ jsonrpc: "2.0", method: "notifications/initialized" });
-    send({
-      jsonrpc: "2.0",
-      id: 2,
-      method: "tools/call",
-      params: {
+    const { child, exited, seen } = rawMcp(
+      s.dir,
+      {
         name: "plan_issue",
         arguments: { title: "Retry failed uploads", body: "Uploads fail.", labels: ["dissent-load-bearing"] },
         _meta: { progressToken: "p" },
       },
-    });
-    await inShape;
+      '"message":"shape stage"',
+    );
+    await seen;
     child.kill("SIGTERM");
     expect(await exited).toBe(143);
     const shown = await dissent(["issue", "show", "1", "--json"], { cwd: s.dir, env: { DISSENT_HOME: join(s.dir, "home") } });
