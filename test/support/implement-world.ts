@@ -132,10 +132,17 @@ export async function implementWorld(o: {
   implement?: string;
   extra?: string;
   env?: Record<string, string>;
+  /** Roles whose provider is down (HTTP 503); the double reads the array on every request, so a test can change it. */
+  down?: string[];
 }): Promise<ImplementWorld> {
   const s = scratch("dissent-implement-");
   const { repo, origin } = sumRepository(s.dir);
-  const double = await startRealisticDouble({ seed: 7, quirks: o.quirks ?? frontier, scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } } });
+  const double = await startRealisticDouble({
+    seed: 7,
+    quirks: o.quirks ?? frontier,
+    scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } },
+    ...(o.down ? { down: o.down } : {}),
+  });
   s.write(
     "dissent.config.yaml",
     implementConfig(double.url, repo, {
