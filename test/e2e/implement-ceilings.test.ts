@@ -99,4 +99,24 @@ describe("issue implement within the issue's ceilings", () => {
     const after = JSON.parse((await w.run(["issue", "show", id, "--json"])).stdout) as { calls: number };
     expect(after.calls).toBeGreaterThanOrEqual(planned.calls + 4);
   });
+
+  it("budget.max_usd_per_issue: the plan's dollars count — an issue whose life has spent its dollars gets no attempt, exit 1 naming the setting", async () => {
+    const w = await world("good");
+    // Priced like a mid-range hosted model (USD per million tokens), so every call has dollars.
+    const config = join(w.dir, "dissent.config.yaml");
+    writeFileSync(
+      config,
+      readFileSync(config, "utf8").replace(/base_url: "([^"]+)" \}/, 'base_url: "$1", prices: { input_per_mtok: 3, output_per_mtok: 15 } }'),
+    );
+    const id = await w.readyIssue();
+    const planned = JSON.parse((await w.run(["issue", "show", id, "--json"])).stdout) as { cost_usd: number | null };
+    expect(planned.cost_usd).toBeGreaterThan(0);
+    writeFileSync(config, `${readFileSync(config, "utf8")}\nbudget: { max_usd_per_issue: ${((planned.cost_usd ?? 0) * 0.99).toFixed(8)} }\n`);
+    const r = await w.run(["issue", "implement", id]);
+    expect(r.code).toBe(1);
+    expect(errorLines(r.stderr)).toHaveLength(1);
+    expect(errorLines(r.stderr)[0]).toMatch(/budget\.max_usd_per_issue/);
+    expect(agentRuns(w)).toHaveLength(0);
+    expect(await labelsOf(w, id)).toContain("dissent-ready");
+  });
 });

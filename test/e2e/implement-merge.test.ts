@@ -31,6 +31,11 @@ interface ImplementJson {
 }
 interface EventJson {
   type: string;
+  where?: string;
+  number?: number;
+  url?: string;
+  branch?: string;
+  draft?: boolean;
   pr?: number;
   concerns?: ConcernJson[];
   wiki_entries?: string[];
@@ -90,6 +95,9 @@ describe("the merge of an implemented issue's pull request, detected by the fact
     expect(gh.pulls.get(number)?.body).toContain(`**${leak?.id}** HIGH`);
     expect(gh.issues.get(1)?.labels).toContain("dissent-review");
     expect(existsSync(out.worktree)).toBe(true);
+    const opened = (await eventsOf(w, env)).filter((e) => e.type === "PullRequestOpened");
+    expect(opened).toEqual([expect.objectContaining({ where: "github", number, branch: "dissent/issue-1", draft: false })]);
+    expect(opened[0]?.url).toMatch(new RegExp(`/pull/${number}$`));
 
     // A poll before the merge changes nothing.
     const before = await w.run(["factory", "--once", "--json"], { env });
