@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AdversarialRetryLoop, type Critic, type CostedProducer, type LoopResult, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { StageSpec } from "../adversarial/loop-state.js";
-import type { CallRecord } from "../contracts/audit.js";
 import type { Concern } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
