@@ -62,8 +62,6 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
   const running = new Set<Promise<void>>();
   const reported = new Set<string>();
   const result: FactoryResult = { planned: 0, implemented: 0, failed: 0, gaveUp: 0, abandoned: 0 };
-  // implement.max_concurrency bounds coding agents at once, within the factory's own concurrency (docs/implement.md).
-  const agents = pLimit(settings.implementConcurrency ?? 1);
   let wake: () => void = () => undefined;
 
   const stopping = () => signal.aborted || result.fatal !== undefined;
@@ -100,8 +98,8 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
     while (!stopping() && limit.activeCount + limit.pendingCount < settings.concurrency) {
       const job = await queue.take();
       if (!job) return;
-      const work = () => runJob(job, { ...deps, now, reported });
-      const run: Promise<void> = limit(() => (job.kind === "implement" ? agents(work) : work()))
+      // An implement round takes one of implement.max_concurrency agent slots in the store (every worker's bound) or waits its turn in the queue.
+      const run: Promise<void> = limit(() => runJob(job, { ...deps, now, reported }))
         .then(tally, (e: unknown) => stop(e))
         .finally(() => {
           running.delete(run);

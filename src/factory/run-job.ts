@@ -6,6 +6,7 @@ import { sumUsd } from "../models/pricing.js";
 import { holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
+import { AGENT_SLOT_RETRY_MS, takeAgentSlot } from "./agent-slots.js";
 import { retryDelayMs } from "./backoff.js";
 import { stageLine, type FactoryLine } from "./lines.js";
 import type { Job } from "./queue.js";
@@ -153,6 +154,7 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
   };
 
   let lease: HeldLease;
+  let slot: HeldLease | undefined;
   try {
     lease = await holdLease(store, job.issueId, holder, leaseOpts);
   } catch (e) {
@@ -171,6 +173,27 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
     if (cycle !== job.cycle || !ready.ready) {
       await job.finish();
       return { kind: "skipped" };
+    }
+    if (implementing) {
+      // implement.max_concurrency: agents at once across every worker of the factory (docs/implement.md).
+      slot = await takeAgentSlot(store, holder, settings.implementConcurrency, leaseOpts);
+      const waiting = `agent-slot:${job.issueId}`;
+      if (!slot) {
+        const again = new Date(now() + Math.min(settings.pollIntervalMs, AGENT_SLOT_RETRY_MS));
+        await job.finish(undefined, again);
+        if (!deps.reported?.has(waiting)) {
+          deps.reported?.add(waiting);
+          const n = settings.implementConcurrency;
+          line({
+            event: "skipped",
+            ...round,
+            reason: `waiting for a coding agent slot: implement.max_concurrency (${n}) agents are running`,
+            retry_at: again.toISOString(),
+          });
+        }
+        return { kind: "skipped" };
+      }
+      deps.reported?.delete(waiting);
     }
     started = true;
     line({ event: "started", ...round, attempt, worker: `${holder.host} pid ${holder.pid}`, ...(implementing ? { kind: "implement" as const } : {}) });
@@ -233,5 +256,6 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
   } finally {
     // planIssue released the lease already when it ran; this releases it when it did not.
     await lease.release().catch(() => undefined); // an unreleased lease expires by itself
+    await slot?.release().catch(() => undefined); // likewise a slot
   }
 }

@@ -25,7 +25,7 @@ export interface FactorySettings {
   limits: Limits;
   /** Implement ready issues too (`factory.implement`, docs/implement.md). */
   implement: boolean;
-  /** Coding agents at once in this process (`implement.max_concurrency`). */
+  /** Coding agents at once in the factory, across every worker sharing the store (`implement.max_concurrency`). */
   implementConcurrency: number;
 }
 

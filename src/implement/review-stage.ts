@@ -2,7 +2,6 @@ import { z } from "zod";
 import { AdversarialRetryLoop, type Critic, type CostedProducer, type LoopResult, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { StageSpec } from "../adversarial/loop-state.js";
-import type { CallRecord } from "../contracts/audit.js";
 import type { Concern } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
@@ -16,6 +15,7 @@ import { REVIEW_CRITICS } from "./roles.js";
 import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
 import { diffCodec, type DiffArtifact } from "./artifact.js";
 import { attemptChecks, CHECKS_ROLE } from "./checks.js";
+import { reviewWatch } from "./reviewed.js";
 
 /** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
 export const REVIEW_STAGE: StageSpec = { stage: "implementation_review", phase: "implement", mustAddressBy: "pull_request" };
@@ -103,10 +103,13 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const call: CallDoor = deps.door;
   const contextTexts = () => [issueText(deps.context().issue), ...Object.values(deps.context().artifacts).filter((t): t is string => typeof t === "string")];
 
+  // A round in which every model critic failed is no review: the run stops there (docs/implement.md#errors).
+  const watch = reviewWatch(deps.issueId);
   const producer: CostedProducer<DiffArtifact> = {
     calls: async () => 0, // the agent makes no model call of dissent's
     produce: async (input) => {
       await flush();
+      if (input.previous) watch.assertReviewed(input.round - 1, input.previous.attempt);
       return { artifact: await deps.attempt(input.round, input.previous !== undefined ? input.blocking : [], input.previous) };
     },
   };
@@ -209,7 +212,8 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
   const mark = deps.meter.now();
-  const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...REVIEW_CRITICS.map(findingsCritic), acceptance, checks], verifier);
+  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => (c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
+  const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...models, checks], verifier);
   let result: LoopResult<DiffArtifact>;
   try {
     result = await loop.run(stage, {
@@ -235,5 +239,6 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     await flush();
   }
   const last = result.artifact;
+  if (last) watch.assertReviewed(result.stageRun.rounds, last.attempt);
   return { result, events: buffered, verdicts: last ? (verdictsByAttempt.get(last.attempt) ?? []) : [] };
 }

@@ -39,6 +39,16 @@ export interface PullState {
   state: "open" | "closed";
   /** The head commit when it was opened or last updated. */
   sha: string;
+  /** Set when it was merged (`PUT …/pulls/{n}/merge`): the merge commit on the base branch. */
+  merged?: { sha: string; at: string };
+}
+
+/** An issue event (REST `issues/{n}/events`): `closed` names the closing commit when a merge closed it. */
+export interface IssueEventState {
+  id: number;
+  event: "closed" | "reopened";
+  commit_id: string | null;
+  at: string;
 }
 
 export interface CommentState {
@@ -98,6 +108,15 @@ export interface GithubDouble {
   addComment(issue: number, body: string, login: string): CommentState;
   /** Pull requests, by number (numbered with the issues, as GitHub does). */
   pulls: Map<number, PullState>;
+  /** Issue events by issue number, oldest first. */
+  issueEvents: Map<number, IssueEventState[]>;
+  /**
+   * Merges a pull request as GitHub's merge button does (REST `PUT …/pulls/{n}/merge`): a merge
+   * commit on the base branch of the bare repository, the pull request closed and merged, and the
+   * issues its body closes (`Closes #N`, on the default branch) closed by that commit. Returns the
+   * status and body GitHub answers (405 for a draft or a closed pull request).
+   */
+  mergePull(number: number): { status: number; body: unknown };
   requests: SeenRequest[];
   /** Answer matching requests with a failure before the normal handling. */
   fail(f: Failure): void;
@@ -155,6 +174,7 @@ export async function startGithubDouble(
   const reactions: ReactionState[] = [];
   const collaborators = new Map<string, string>();
   const pulls = new Map<number, PullState>();
+  const issueEvents = new Map<number, IssueEventState[]>();
   const requests: SeenRequest[] = [];
   const failures: Failure[] = [];
   let nextId = 1000;
@@ -257,11 +277,72 @@ export async function startGithubDouble(
     draft: p.draft,
     head: { label: `${owner}:${p.head}`, ref: p.head, sha: p.sha, user },
     base: { label: `${owner}:${p.base}`, ref: p.base, sha: branchSha(p.base) ?? "", user },
-    merged_at: null,
+    merged: p.merged !== undefined,
+    merged_at: p.merged?.at ?? null,
+    merge_commit_sha: p.merged?.sha ?? null,
+    closed_at: p.merged?.at ?? (p.state === "closed" ? at : null),
     created_at: at,
     updated_at: at,
     author_association: "OWNER",
   });
+  const eventJson = (issue: number, e: IssueEventState) => ({
+    id: e.id,
+    node_id: `IE_${e.id}`,
+    url: `${repoUrl()}/issues/events/${e.id}`,
+    actor: user,
+    event: e.event,
+    commit_id: e.commit_id,
+    commit_url: e.commit_id ? `${repoUrl()}/commits/${e.commit_id}` : null,
+    created_at: e.at,
+    issue_number: issue,
+    performed_via_github_app: null,
+  });
+  /** Closes or reopens an issue, with its event (a merge names its commit; by hand, none). */
+  const setIssueState = (i: IssueState, state: "open" | "closed", commit: string | null) => {
+    if (i.state === state) return;
+    i.state = state;
+    const list = issueEvents.get(i.number) ?? [];
+    list.push({ id: nextId++, event: state === "closed" ? "closed" : "reopened", commit_id: commit, at: new Date().toISOString() });
+    issueEvents.set(i.number, list);
+  };
+  /** A real merge commit of `head` into `base` in the bare repository (git merge-tree, no work tree needed). */
+  const mergeCommit = (p: PullState): string => {
+    if (!opts.gitRepo) return `${String(p.number).padStart(7, "0")}${"c".repeat(33)}`;
+    const env = {
+      PATH: process.env.PATH ?? "",
+      GIT_AUTHOR_NAME: "octocat",
+      GIT_AUTHOR_EMAIL: "octocat@example.com",
+      GIT_COMMITTER_NAME: "GitHub",
+      GIT_COMMITTER_EMAIL: "noreply@github.com",
+    };
+    const run = (args: string[]) => execFileSync("git", args, { cwd: opts.gitRepo, encoding: "utf8", env }).trim();
+    const tree = run(["merge-tree", "--write-tree", `refs/heads/${p.base}`, `refs/heads/${p.head}`]).split("\n")[0] ?? "";
+    const baseSha = run(["rev-parse", `refs/heads/${p.base}`]);
+    const headSha = run(["rev-parse", `refs/heads/${p.head}`]);
+    const sha = run(["commit-tree", tree, "-p", baseSha, "-p", headSha, "-m", `Merge pull request #${p.number} from ${owner}/${p.head}`]);
+    run(["update-ref", `refs/heads/${p.base}`, sha, baseSha]);
+    return sha;
+  };
+  const notAllowed = (message: string) => ({
+    status: 405,
+    body: { message, documentation_url: `${DOCS}/pulls/pulls#merge-a-pull-request`, status: "405" },
+  });
+  const mergePull = (number: number): { status: number; body: unknown } => {
+    const p = pulls.get(number);
+    if (!p) return { status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } };
+    if (p.state !== "open") return notAllowed("Pull Request is not mergeable");
+    if (p.draft) return notAllowed("Pull Request is still a draft");
+    const sha = mergeCommit(p);
+    p.state = "closed";
+    p.merged = { sha, at: new Date().toISOString() };
+    // GitHub closes the issues a pull request's body references with a closing keyword when it merges into the default branch.
+    if (p.base === "main")
+      for (const m of (p.body ?? "").matchAll(/\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s+#(\d+)\b/gi)) {
+        const closed = issues.get(Number(m[1]));
+        if (closed) setIssueState(closed, "closed", sha);
+      }
+    return { status: 200, body: { sha, merged: true, message: "Pull Request successfully merged" } };
+  };
 
   type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
   const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
@@ -347,6 +428,15 @@ export async function startGithubDouble(
       pulls.set(number, pr);
       return { status: 201, body: pullJson(pr) };
     }
+    if (method === "PUT" && (m = /^\/pulls\/(\d+)\/merge$/.exec(rest))) {
+      const r = mergePull(Number(m[1]));
+      return { status: r.status, body: r.body };
+    }
+    // The pull requests a commit belongs to: its head commits and its merge commit.
+    if (method === "GET" && (m = /^\/commits\/([0-9a-f]{7,40})\/pulls$/.exec(rest))) {
+      const sha = m[1] ?? "";
+      return page([...pulls.values()].filter((p) => p.sha === sha || p.merged?.sha === sha).map(pullJson), path, query);
+    }
     if ((m = /^\/pulls\/(\d+)$/.exec(rest))) {
       const pr = pulls.get(Number(m[1]));
       if (!pr) return notFound();
@@ -409,6 +499,18 @@ export async function startGithubDouble(
     const sub = m[2] ?? "";
     if (!issue) return notFound();
     if (method === "GET" && sub === "") return { status: 200, body: issueJson(issue) };
+    if (method === "PATCH" && sub === "") {
+      if (typeof input.title === "string") issue.title = input.title;
+      if (typeof input.body === "string") issue.body = input.body;
+      if (input.state === "open" || input.state === "closed") setIssueState(issue, input.state, null); // by hand: no commit
+      return { status: 200, body: issueJson(issue) };
+    }
+    if (method === "GET" && sub === "/events")
+      return page(
+        (issueEvents.get(issue.number) ?? []).map((e) => eventJson(issue.number, e)),
+        path,
+        query,
+      );
     if (method === "POST" && sub === "/labels") {
       const wanted = Array.isArray(input.labels) ? input.labels.map(String) : [];
       for (const name of wanted) {
@@ -520,6 +622,8 @@ export async function startGithubDouble(
       return c;
     },
     pulls,
+    issueEvents,
+    mergePull,
     requests,
     fail: (f) => void failures.push({ ...f }),
     addIssue(i) {

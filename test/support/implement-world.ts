@@ -13,7 +13,7 @@ export const SCRIPTED_AGENT = fileURLToPath(new URL("../fixtures/agents/scripted
 /** The issue every implement world plans and implements. */
 export const SUM_TITLE = "Add a sum function";
 
-/** What the review critics of the double find in a diff: subtraction where the plan adds, and a shell injection. */
+/** What the review critics of the double find in a diff: subtraction where the plan adds, a shell injection, and a cache that never forgets (a lone HIGH). */
 export const SUM_DEFECTS: readonly Defect[] = [
   {
     id: "subtracts",
@@ -39,6 +39,21 @@ export const SUM_DEFECTS: readonly Defect[] = [
       "A file name reaches a shell unescaped: command injection",
       "convert() runs a shell command built from its input",
       "Shell injection through the name given to convert",
+    ],
+  },
+  {
+    id: "unbounded-cache",
+    stage: "plan",
+    code: true,
+    line: "const seen = new Map(); // every result, kept forever",
+    fix: "const seen = new LRU(1000);",
+    lanes: ["review.correctness"],
+    severity: "HIGH",
+    category: "performance",
+    wordings: [
+      "The memo cache grows without bound: every distinct argument pair is kept forever",
+      "memoSum keeps every result in a Map that is never evicted, so memory grows with traffic",
+      "An unbounded Map caches sums forever; a long-running process leaks memory",
     ],
   },
 ];
@@ -117,10 +132,17 @@ export async function implementWorld(o: {
   implement?: string;
   extra?: string;
   env?: Record<string, string>;
+  /** Roles whose provider is down (HTTP 503); the double reads the array on every request, so a test can change it. */
+  down?: string[];
 }): Promise<ImplementWorld> {
   const s = scratch("dissent-implement-");
   const { repo, origin } = sumRepository(s.dir);
-  const double = await startRealisticDouble({ seed: 7, quirks: o.quirks ?? frontier, scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } } });
+  const double = await startRealisticDouble({
+    seed: 7,
+    quirks: o.quirks ?? frontier,
+    scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } },
+    ...(o.down ? { down: o.down } : {}),
+  });
   s.write(
     "dissent.config.yaml",
     implementConfig(double.url, repo, {
