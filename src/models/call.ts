@@ -2,8 +2,6 @@ import type { CallRecord } from "../contracts/audit.js";
 import type { NewEvent } from "../contracts/events.js";
 import { DissentError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
-import type { CachedReply } from "./cache.js";
-import { formatLimit } from "../files/format-limit.js";
 import { AttemptsFailed, clockOf, prepare, prepared, withRetries, type Queued, type Received } from "./attempt.js";
 import { callError, type TargetFailure } from "./call-error.js";
 import { stripThink, type Parsed } from "./json.js";
