@@ -16,7 +16,7 @@ export class MalformedRow extends Error {
     readonly column: string,
     readonly problem: string,
   ) {
-    super(`a ${table} row's ${column} ${problem}`);
+    super(`${table}.${column} ${problem}`);
   }
   static isInstance(e: unknown): e is MalformedRow {
     return e instanceof Error && e.name === "MalformedRow" && "table" in e && "column" in e;
@@ -84,5 +84,5 @@ export function columnsOf(table: string, raw: unknown): Columns {
 
 /** What each adapter reports for a malformed row: one line naming the store and what to do. */
 export function damagedRow(e: MalformedRow, where: string): StoreError {
-  return new StoreError(`the store ${where} holds a damaged row (${e.message}): restore it from a backup, or fix or remove that row`);
+  return new StoreError(`the store ${where} holds a damaged row: ${e.message}; restore it from a backup, or fix or remove that row`);
 }

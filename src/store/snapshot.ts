@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { StoreError } from "../errors.js";
 import { MIGRATIONS } from "./migrations.js";
 import { type PlanRow, type StoredWikiEntry, UNREADABLE_WIKI } from "./port.js";
+import type { Row } from "./rows.js";
 import { openSqliteStore, storeFile } from "./sqlite.js";
 
 /**
@@ -9,14 +10,14 @@ import { openSqliteStore, storeFile } from "./sqlite.js";
  * re-encoded on the way): what `dissent migrate --from-sqlite` copies into PostgreSQL.
  */
 export interface StoreSnapshot {
-  cache: { key: string; provider: string; model: string; reply: string; created_at: string }[];
+  cache: Row<"cache">[];
   /** In `seq` order, with their `seq`. */
-  events: { seq: number; type: string; at: string; issue_id: string | null; body: string }[];
+  events: Row<"events">[];
   /** The fold's snapshot per issue (equal to the fold of its events). */
-  states: { issue_id: string; state: string }[];
-  issues: { id: string; number: number; title: string; body: string; labels: string; created_at: string; updated_at: string }[];
+  states: Row<"adversarial_state">[];
+  issues: Row<"issues">[];
   plans: PlanRow[];
-  artifacts: { issue_id: string; cycle: number; name: string; content: string }[];
+  artifacts: Row<"artifacts">[];
   wiki: StoredWikiEntry[];
 }
 
