@@ -42,44 +42,60 @@ const describe = (v: unknown) => (v === null ? "null" : v === undefined ? "missi
 /** Reads `raw` (whatever the driver returned) as a row of `table`. */
 export function columnsOf(table: string, raw: unknown): Columns {
   if (typeof raw !== "object" || raw === null) throw new MalformedRow(table, "row", `is ${describe(raw)}, not a row`);
-  const get = (column: string): unknown => (Object.hasOwn(raw, column) ? Object.getOwnPropertyDescriptor(raw, column)?.value : undefined);
-  const bad = (column: string, expected: string) => new MalformedRow(table, column, `is ${describe(get(column))}, not ${expected}`);
-  const text = (column: string): string => {
-    const v = get(column);
-    if (typeof v !== "string") throw bad(column, "text");
-    return v;
-  };
-  const numeric = (column: string, integer: boolean): number => {
-    const v = get(column);
+  return new RowColumns(table, raw);
+}
+
+/** One reader per row, its methods on the prototype: the event log is read thousands of rows at a time. */
+class RowColumns implements Columns {
+  constructor(
+    private readonly table: string,
+    private readonly raw: object,
+  ) {}
+  private get(column: string): unknown {
+    return Object.hasOwn(this.raw, column) ? Reflect.get(this.raw, column) : undefined;
+  }
+  private bad(column: string, expected: string): MalformedRow {
+    return new MalformedRow(this.table, column, `is ${describe(this.get(column))}, not ${expected}`);
+  }
+  private numeric(column: string, integer: boolean): number {
+    const v = this.get(column);
     // pg returns BIGINT and COUNT(*) as strings (they may exceed 2^53); every count dissent keeps fits a number.
     const n = typeof v === "number" ? v : typeof v === "bigint" || (typeof v === "string" && v.trim() !== "") ? Number(v) : Number.NaN;
-    if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw bad(column, integer ? "an integer" : "a number");
+    if (!Number.isFinite(n) || (integer && !Number.isInteger(n))) throw this.bad(column, integer ? "an integer" : "a number");
     return n;
-  };
-  return {
-    text,
-    textOrNull: (column) => (get(column) === null ? null : text(column)),
-    int: (column) => numeric(column, true),
-    real: (column) => numeric(column, false),
-    json(column) {
-      const v = get(column);
-      if (typeof v !== "string") {
-        if (v === undefined) throw bad(column, "JSON");
-        return v;
-      }
-      try {
-        return JSON.parse(v);
-      } catch (e) {
-        throw new MalformedRow(table, column, `is not JSON (${e instanceof Error ? e.message : String(e)})`);
-      }
-    },
-    oneOf<T extends string>(column: string, values: readonly T[]): T {
-      const v = text(column);
-      const found = values.find((x) => x === v);
-      if (found === undefined) throw bad(column, `one of ${values.join(", ")}`);
-      return found;
-    },
-  };
+  }
+  text(column: string): string {
+    const v = this.get(column);
+    if (typeof v !== "string") throw this.bad(column, "text");
+    return v;
+  }
+  textOrNull(column: string): string | null {
+    return this.get(column) === null ? null : this.text(column);
+  }
+  int(column: string): number {
+    return this.numeric(column, true);
+  }
+  real(column: string): number {
+    return this.numeric(column, false);
+  }
+  json(column: string): unknown {
+    const v = this.get(column);
+    if (typeof v !== "string") {
+      if (v === undefined) throw this.bad(column, "JSON");
+      return v;
+    }
+    try {
+      return JSON.parse(v);
+    } catch (e) {
+      throw new MalformedRow(this.table, column, `is not JSON (${e instanceof Error ? e.message : String(e)})`);
+    }
+  }
+  oneOf<T extends string>(column: string, values: readonly T[]): T {
+    const v = this.text(column);
+    const found = values.find((x) => x === v);
+    if (found === undefined) throw this.bad(column, `one of ${values.join(", ")}`);
+    return found;
+  }
 }
 
 /** What each adapter reports for a malformed row: one line naming the store and what to do. */
