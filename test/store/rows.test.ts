@@ -5,7 +5,7 @@
  * what its table promises is one StoreError line naming the store — through the port on both
  * adapters, and through the CLI as a user meets it — instead of an internal error.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -158,6 +158,28 @@ describe("a damaged row is one StoreError line naming the store, never an intern
     expect(r.stderr).toBe(
       `dissent: error: the store ${storeFile(at)} holds a damaged row: issues.labels is not JSON (${jsonError('["bug", ')}); restore it from a backup, or fix or remove that row\n`,
     );
+  });
+
+  it("through the CLI: `dissent migrate --from-sqlite` refuses a plan whose status no dissent wrote, in one line, and copies nothing", async () => {
+    const at = home();
+    const cwd = join(at, "..");
+    const store = await openSqliteStore(at);
+    await store.issues.create({ title: "a thing", body: "", labels: ["bug"] });
+    await store.savePlan({ issue_id: "1", cycle: 1, status: "ready", route: "trivial", route_reason: null, calls: 0, cost_usd: 0, concern_seq: 0 });
+    await store.close();
+    const db = new Database(storeFile(at));
+    db.prepare("UPDATE plans SET status = 'shipped' WHERE issue_id = '1'").run();
+    db.close();
+    const url = await freshDatabase();
+    writeFileSync(join(cwd, "pg.config.yaml"), "store: { type: postgres }\n");
+    const r = await dissent(["migrate", "--from-sqlite", at, "--config", join(cwd, "pg.config.yaml")], { cwd, env: { DISSENT_DATABASE_URL: url } });
+    expect(r.stderr).toBe(
+      `dissent: error: the store ${storeFile(at)} holds a damaged row: plans.status is "shipped", not one of new, planning, ready, needs_replan, hitl, budget, fixed; restore it from a backup, or fix or remove that row\n`,
+    );
+    expect(r.code).toBe(1);
+    const target = await openPostgresStore(url, { max: 1 });
+    stores.push(target);
+    expect(await target.issues.list()).toEqual([]);
   });
 });
 
