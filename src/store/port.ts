@@ -9,14 +9,18 @@ export type StoredEvent = DissentEvent & { seq: number };
  * Where an issue's planning stands. `planning` means a cycle is under way (or was interrupted: the
  * next `issue plan` resumes it); `budget` means a cycle ended with no plan (the next starts afresh).
  */
-export type PlanStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
+export type PlanStatus = (typeof PLAN_STATUSES)[number];
+/** Every PlanStatus, for reading a plans row back (src/store/rows.ts). */
+export const PLAN_STATUSES = ["new", "planning", "ready", "needs_replan", "hitl", "budget", "fixed"] as const;
+/** The ComplexityGate's routes, as a plans row records them. */
+export const PLAN_ROUTES = ["trivial", "load_bearing"] as const;
 
 /** An issue's planning cycle (one row per issue: the current cycle). */
 export interface PlanRow {
   issue_id: string;
   cycle: number;
   status: PlanStatus;
-  route: "trivial" | "load_bearing" | null;
+  route: (typeof PLAN_ROUTES)[number] | null;
   route_reason: string | null;
   /** Network model calls of this cycle, counted with their ModelCall events (the budget survives a kill and resume). */
   calls: number;
@@ -59,13 +63,7 @@ export interface StageCommit {
 }
 
 /** Everything that can happen inside one transaction. */
-export interface StoreTx {
-  /** Appends events (stamped, redacted, numbered); the fold and the cycle's call counter move with them. */
-  append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
-  plan(issueId: string): Promise<PlanRow | undefined>;
-  savePlan(row: PlanRow): Promise<void>;
-  putArtifact(issueId: string, cycle: number, name: string, content: string): Promise<void>;
-}
+export type StoreTx = Pick<EventsPort, "append"> & Pick<PlansPort, "plan" | "savePlan" | "putArtifact">;
 
 /** A paged read of the event log. */
 export interface EventQuery {
@@ -87,57 +85,82 @@ export const UNREADABLE_WIKI = "\u0000unreadable: ";
 /** The largest wiki entry file read (docs/limits.md); a larger one is skipped with a warning. */
 export const WIKI_ENTRY_BYTES = 1024 * 1024;
 
-/**
- * The store port (DESIGN: "ports that own their transactions"): the reply cache, the event log
- * and its fold, planning cycles, leases, the local tracker's issues and the wiki, behind one
- * asynchronous interface with two adapters — the embedded SQLite file and PostgreSQL.
- */
-export interface Store extends StoreTx {
-  readonly kind: "sqlite" | "postgres";
-  /** Names the store in messages (a file path, or host/database). */
-  readonly location: string;
-  readonly cache: ReplyCache & { clear(olderThanDays?: number): Promise<number>; count(): Promise<number> };
-  /** Runs `fn` in one transaction that takes the write lock up front (SQLite `BEGIN IMMEDIATE`; PostgreSQL serialises by row lock). */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+/** The reply cache (docs/run.md), with what `dissent cache` needs beyond the model port's get and put. */
+export type CachePort = ReplyCache & { clear(olderThanDays?: number): Promise<number>; count(): Promise<number> };
 
+/**
+ * The event log and its fold: appending stamps, redacts and numbers events, moves the issue's
+ * AdversarialState snapshot and counts a network ModelCall against its planning cycle (the budget).
+ */
+export interface EventsPort {
+  /** Appends events (stamped, redacted, numbered); the fold and the cycle's call counter move with them. */
+  append(events: readonly NewEvent[]): Promise<StoredEvent[]>;
   events(query?: EventQuery): Promise<StoredEvent[]>;
   lastSeq(): Promise<number>;
   /** An issue's AdversarialState: the fold of its events (kept as a snapshot equal to the fold). */
   state(issueId: string): Promise<AdversarialState>;
-  plans(): Promise<PlanRow[]>;
-  artifact(issueId: string, cycle: number, name: string): Promise<string | undefined>;
-
-  /** Commits a stage (artifact, events, concern counter) unless it was already committed for this cycle. */
-  commitStage(commit: StageCommit): Promise<boolean>;
-
-  lease: {
-    /** Takes the lease if it is free, ours, expired, or held by `staleHolderId` (a holder known to be dead). */
-    acquire(issueId: string, holder: LeaseHolder, ttlMs: number, staleHolderId?: string): Promise<LeaseResult>;
-    /** False when the lease is no longer ours (taken over after expiring). */
-    renew(issueId: string, holderId: string): Promise<boolean>;
-    release(issueId: string, holderId: string): Promise<void>;
-  };
-
-  issues: {
-    create(input: { title: string; body: string; labels: readonly string[] }): Promise<IssueRow>;
-    get(id: string): Promise<IssueRow | undefined>;
-    list(): Promise<IssueRow[]>;
-    setLabels(id: string, labels: readonly string[]): Promise<void>;
-  };
-
-  wiki: {
-    list(): Promise<StoredWikiEntry[]>;
-    get(id: string): Promise<StoredWikiEntry | undefined>;
-    put(entry: StoredWikiEntry): Promise<void>;
-    /** Where entries live, for messages: a folder, or "the database". */
-    readonly where: string;
-  };
-
   /**
    * Calls `onEvent` for every event committed by any process sharing the store, in `seq` order,
    * starting after `after` (SQLite: follows the table; PostgreSQL: LISTEN/NOTIFY). Returns a stop function.
    */
   follow(after: number, onEvent: (e: StoredEvent) => void, onError?: (e: unknown) => void): () => void;
+}
 
+/**
+ * Planning cycles and their artifacts (the plan, the criteria, and the implement phase's pull
+ * request body: the implement phase keeps nothing else of its own beyond events, docs/implement.md).
+ */
+export interface PlansPort {
+  plan(issueId: string): Promise<PlanRow | undefined>;
+  savePlan(row: PlanRow): Promise<void>;
+  plans(): Promise<PlanRow[]>;
+  putArtifact(issueId: string, cycle: number, name: string, content: string): Promise<void>;
+  artifact(issueId: string, cycle: number, name: string): Promise<string | undefined>;
+  /** Commits a stage (artifact, events, concern counter) unless it was already committed for this cycle. */
+  commitStage(commit: StageCommit): Promise<boolean>;
+}
+
+/** One planner per issue (docs/issue.md). */
+export interface LeasePort {
+  /** Takes the lease if it is free, ours, expired, or held by `staleHolderId` (a holder known to be dead). */
+  acquire(issueId: string, holder: LeaseHolder, ttlMs: number, staleHolderId?: string): Promise<LeaseResult>;
+  /** False when the lease is no longer ours (taken over after expiring). */
+  renew(issueId: string, holderId: string): Promise<boolean>;
+  release(issueId: string, holderId: string): Promise<void>;
+}
+
+/** The local tracker's issues (docs/issue.md). */
+export interface IssuesPort {
+  create(input: { title: string; body: string; labels: readonly string[] }): Promise<IssueRow>;
+  get(id: string): Promise<IssueRow | undefined>;
+  list(): Promise<IssueRow[]>;
+  setLabels(id: string, labels: readonly string[]): Promise<void>;
+}
+
+/** The wiki's entries: files under the home, or rows of the database. */
+export interface WikiPort {
+  list(): Promise<StoredWikiEntry[]>;
+  get(id: string): Promise<StoredWikiEntry | undefined>;
+  put(entry: StoredWikiEntry): Promise<void>;
+  /** Where entries live, for messages: a folder, or "the database". */
+  readonly where: string;
+}
+
+/**
+ * The store port (DESIGN: "ports that own their transactions"): the composition of its sub-ports —
+ * the reply cache, the event log and its fold, planning cycles, leases, the local tracker's issues
+ * and the wiki — behind one asynchronous interface with two adapters, the embedded SQLite file
+ * (src/store/sqlite/) and PostgreSQL (src/store/postgres/); ADR-029.
+ */
+export interface Store extends StoreTx, EventsPort, PlansPort {
+  readonly kind: "sqlite" | "postgres";
+  /** Names the store in messages (a file path, or host/database). */
+  readonly location: string;
+  readonly cache: CachePort;
+  /** Runs `fn` in one transaction that takes the write lock up front (SQLite `BEGIN IMMEDIATE`; PostgreSQL serialises by row lock). */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  readonly lease: LeasePort;
+  readonly issues: IssuesPort;
+  readonly wiki: WikiPort;
   close(): Promise<void>;
 }

@@ -1,0 +1,47 @@
+import type { Pool } from "pg";
+import { ConfigError, StoreError } from "../../errors.js";
+import { addPart, OPT_IN_PARTS } from "../../opt-in.js";
+import { checkout } from "../pg-client.js";
+import { pgConn } from "./connection.js";
+import { describeUrl, storeError } from "./errors.js";
+import { migrate } from "./schema.js";
+import { type PostgresStore, postgresStore } from "./store.js";
+
+/** How the PostgreSQL store is opened. */
+export interface PostgresOptions {
+  redact?: (text: string) => string;
+  clock?: () => Date;
+  /** The dissent home (for messages only: with PostgreSQL everything lives in the database). */
+  home?: string;
+  /** Pool size per process. */
+  max?: number;
+}
+
+/** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
+export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
+  const where = describeUrl(url);
+  let pg: typeof import("pg");
+  try {
+    pg = (await import("pg")).default as unknown as typeof import("pg");
+  } catch (e) {
+    throw new ConfigError(`store postgres needs the pg package, which a default install of dissent leaves out: ${addPart(OPT_IN_PARTS.postgres)}`, {
+      cause: e,
+    });
+  }
+  // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
+  const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
+  pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
+  try {
+    const held = await checkout(pool);
+    try {
+      await migrate(held.client);
+    } finally {
+      held.release();
+    }
+  } catch (e) {
+    await pool.end().catch(() => undefined);
+    if (StoreError.isInstance(e)) throw e;
+    throw storeError(e, where);
+  }
+  return postgresStore(pgConn(pool, url, where, opts));
+}
