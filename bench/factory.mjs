@@ -18,6 +18,11 @@ import { chatCompletion, median, recorder, sleep } from "./lib.mjs";
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.factory.json", import.meta.url));
 
+const onlyAt = process.argv.indexOf("--only");
+/** `--only throughput,overhead,takeover,floor` runs just those sections (the results file is written only by a whole run). */
+const only = onlyAt === -1 ? undefined : new Set(process.argv[onlyAt + 1].split(","));
+const section = (name) => !only || only.has(name);
+
 // --- a model server: an agreeable council, every reply after `delayMs` ---------------------------
 function agreeable(model) {
   if (model === "complexity_gate") return "LOAD-BEARING";
@@ -184,7 +189,7 @@ const N = 20;
 try {
   // 1. Instant model: issues planned per second on PostgreSQL, one worker vs two (each --concurrency 4).
   const through = [];
-  for (const workers of [1, 2]) {
+  for (const workers of section("throughput") ? [1, 2] : []) {
     const samples = [];
     for (let rep = 0; rep < 2; rep++) {
       const w = await world(model, { postgresUrl: await pg.createDatabase() });
@@ -202,16 +207,17 @@ try {
       "issues/s",
     );
   }
-  record(
-    "pg_2w_over_1w",
-    `PostgreSQL: 2 workers / 1 worker throughput (${cpus().length} cores, model server and database on the same machine)`,
-    through[1] / through[0],
-    "×",
-  );
+  if (section("throughput"))
+    record(
+      "pg_2w_over_1w",
+      `PostgreSQL: 2 workers / 1 worker throughput (${cpus().length} cores, model server and database on the same machine)`,
+      through[1] / through[0],
+      "×",
+    );
 
   // 2. Instant model, one issue at a time: framework overhead per issue (model time ≈ 0), SQLite vs PostgreSQL.
   const overhead = {};
-  for (const kind of ["sqlite", "postgres"]) {
+  for (const kind of section("overhead") ? ["sqlite", "postgres"] : []) {
     const w = await world(model, kind === "postgres" ? { postgresUrl: await pg.createDatabase() } : {});
     await w.issues(N);
     const r = await once(w, 1);
@@ -224,13 +230,15 @@ try {
     );
     w.cleanup();
   }
-  record("overhead_pg_over_sqlite", "PostgreSQL / SQLite framework time per issue", overhead.postgres / overhead.sqlite, "×");
+  if (section("overhead")) record("overhead_pg_over_sqlite", "PostgreSQL / SQLite framework time per issue", overhead.postgres / overhead.sqlite, "×");
 
   // 3. Takeover after kill -9 (PostgreSQL, two workers): the issue's worker hangs mid-stage and is killed.
-  for (const [key, label, extra] of [
-    ["takeover_s_same_host", "takeover after kill -9, same machine (a dead local holder is taken over at once)", {}],
-    ["takeover_s_other_host", "takeover after kill -9, another machine, production lease (60 s)", { host: true }],
-  ]) {
+  for (const [key, label, extra] of section("takeover")
+    ? [
+        ["takeover_s_same_host", "takeover after kill -9, same machine (a dead local holder is taken over at once)", {}],
+        ["takeover_s_other_host", "takeover after kill -9, another machine, production lease (60 s)", { host: true }],
+      ]
+    : []) {
     const w = await world(model, { postgresUrl: await pg.createDatabase(), factory: "poll_interval_s: 1" });
     await w.issues(1);
     // The first plan-council call hangs: the worker planning the issue is killed there.
@@ -270,7 +278,7 @@ try {
 
   // 4. A 100 ms model, concurrency 8, 20 issues: wall time against the critical-path floor.
   model.setDelay(100);
-  for (const kind of ["sqlite", "postgres"]) {
+  for (const kind of section("floor") ? ["sqlite", "postgres"] : []) {
     // One issue at a time: each one's planning time is the critical path (model chain + framework); the median of 3.
     const one = await world(model, kind === "postgres" ? { postgresUrl: await pg.createDatabase() } : {});
     await one.issues(3);
@@ -312,7 +320,7 @@ try {
   await pg.stop();
 }
 
-writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
+if (!only) writeFileSync(OUT, `${JSON.stringify(results, null, 2)}\n`);
 const width = Math.max(...rows.map((r) => r[0].length));
 for (const [label, value, goal, pass] of rows) console.log(`${label.padEnd(width)}  ${value.padStart(12)}  ${goal.padEnd(8)} ${pass}`);
 console.log(`\nwrote ${OUT}`);

@@ -5,7 +5,7 @@
 // machines are shared and noisy, so compare the ratios, which the goals are written in.
 // Writes bench/results.library.json and prints a table.
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,40 +82,73 @@ const exec = instant("exec", revisingText);
 const challengers = { pass: instant("chal", () => PASS), needs_work: instant("chal", () => WORK) };
 const common = { temperature: 0, seed: 7, maxRetries: 0 };
 
-/** The bare AI SDK by hand: the draft, the audit (a JSON response format, parsed), the revision on needs_work. Imports `ai` only. */
-async function bareWorkload() {
-  const { generateText, jsonSchema, Output } = await import("ai");
-  const schema = jsonSchema({
-    type: "object",
-    properties: {
-      concerns: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: { evidence: { type: "string" }, category: { type: "string" }, severity: { type: "string" }, concern: { type: "string" } },
-        },
+/** The JSON Schema of the audit reply as a plain `jsonSchema` (no validation): the minimal floor #14 measured against. */
+const MINIMAL_SCHEMA = {
+  type: "object",
+  properties: {
+    concerns: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: { evidence: { type: "string" }, category: { type: "string" }, severity: { type: "string" }, concern: { type: "string" } },
       },
-      verdict: { type: "string", enum: ["pass", "needs_work"] },
     },
-    required: ["concerns", "verdict"],
-  });
+    verdict: { type: "string", enum: ["pass", "needs_work"] },
+  },
+  required: ["concerns", "verdict"],
+};
+
+/**
+ * The bare AI SDK by hand: the draft, the audit (structured output, parsed), the revision on
+ * needs_work. Imports `ai` (and, for the fair floor, zod) only.
+ *
+ * - `fair` (the goal's floor): what an application writing this gate itself would send and check —
+ *   dissent's own prompt files as its prompts (same sizes), the challenger input as the same
+ *   pretty-printed JSON, the concerns in a data block of the same length, and the reply validated
+ *   against a zod schema of the same shape through `Output.object` (built once, as a careful hand
+ *   would: its JSON Schema is converted once).
+ * - `minimal`: one-word system prompts and an unvalidated JSON schema (the floor issue #14 measured).
+ */
+async function bareWorkload(kind = "fair") {
+  const { generateText, jsonSchema, Output } = await import("ai");
+  const fair = kind === "fair";
+  const prompt = (name) => readFileSync(join(ROOT, "prompts", name), "utf8").trim();
+  const execSystem = fair ? prompt("executor.md") : "Answer.";
+  const auditSystem = fair ? prompt("challenger.md") : "Audit.";
+  const revise = fair ? prompt("revision.md") : "Revise once:";
+  let output;
+  if (fair) {
+    const { z } = await import("zod");
+    const concern = z.object({
+      evidence: z.string(),
+      category: z.enum(["policy_compliance", "boundary_violation", "factual_risk", "unverifiable_claim", "internal_contradiction", "missing_verification"]),
+      severity: z.enum(["critical", "high", "medium", "low"]),
+      concern: z.string().trim().min(1),
+      suggested_fix: z.string().optional(),
+    });
+    output = Output.object({ schema: z.object({ concerns: z.array(concern), verdict: z.enum(["pass", "needs_work"]) }) });
+  }
+  // The same bytes as dissent's data block around the concerns, with a fixed tag (an application has no need to hash).
+  const block = (json) => `<data kind="audit_concerns" tag="0a1b2c3d">\n${json}\n</data tag="0a1b2c3d">`;
   return (verdict) => async () => {
-    const draft = await generateText({ model: exec, system: "Answer.", prompt: PROMPT, ...common });
+    const draft = await generateText({ model: exec, system: execSystem, prompt: PROMPT, ...common });
+    const input = { prompt: PROMPT, executor_output: draft.text, constraints: [], policies: [] };
     const audit = await generateText({
       model: challengers[verdict],
-      system: "Audit.",
-      prompt: JSON.stringify({ prompt: PROMPT, executor_output: draft.text, constraints: [], policies: [] }),
-      output: Output.object({ schema }),
+      system: auditSystem,
+      prompt: fair ? JSON.stringify(input, null, 2) : JSON.stringify(input),
+      output: fair ? output : Output.object({ schema: jsonSchema(MINIMAL_SCHEMA) }),
       ...common,
     });
     if (audit.output.verdict === "pass") return draft.text;
+    const concerns = audit.output.concerns;
     const revision = await generateText({
       model: exec,
-      system: "Answer.",
+      system: execSystem,
       messages: [
         { role: "user", content: PROMPT },
         { role: "assistant", content: draft.text },
-        { role: "user", content: `Revise once: ${JSON.stringify(audit.output.concerns)}` },
+        { role: "user", content: fair ? `${revise}\n\n${block(JSON.stringify(concerns, null, 2))}` : `${revise} ${JSON.stringify(concerns)}` },
       ],
       ...common,
     });
@@ -141,7 +174,7 @@ async function middlewareWorkload() {
 }
 
 async function workloads() {
-  return { bare: await bareWorkload(), gate: await gateWorkload(), middleware: await middlewareWorkload() };
+  return { bare: await bareWorkload("fair"), minimal: await bareWorkload("minimal"), gate: await gateWorkload(), middleware: await middlewareWorkload() };
 }
 
 // ------------------------------------------------------------------ statistics
@@ -164,11 +197,18 @@ async function timed(fn, into) {
 const bucket = () => ({ wall: [], cpu: 0 });
 const summary = (b, runs) => ({ wall: median(b.wall), cpu: b.cpu / runs });
 
+/**
+ * Runs of each workload before any is timed: V8 tiers code up over the first ~1,000 calls, and a
+ * ratio taken while one side is still warming measures the JIT, not the work (the solo figure ran
+ * first after 100 and read ~0.15× above the interleaved one for it).
+ */
+const WARMUP = 1000;
+
 /** Solo: each workload alone, in alternating blocks of 100 runs (so drift in the machine's load hits both alike). */
 async function solo(a, b, runs) {
   const ta = bucket();
   const tb = bucket();
-  for (let i = 0; i < 100; i++) await a(), await b();
+  for (let i = 0; i < WARMUP; i++) await a(), await b();
   for (let done = 0; done < runs; done += 100) {
     for (let i = 0; i < 100; i++) await timed(a, ta);
     for (let i = 0; i < 100; i++) await timed(b, tb);
@@ -180,7 +220,7 @@ async function solo(a, b, runs) {
 async function interleaved(a, b, runs) {
   const ta = bucket();
   const tb = bucket();
-  for (let i = 0; i < 100; i++) await a(), await b();
+  for (let i = 0; i < WARMUP; i++) await a(), await b();
   for (let i = 0; i < runs; i++) {
     if (i % 2) await timed(b, tb), await timed(a, ta);
     else await timed(a, ta), await timed(b, tb);
@@ -200,7 +240,13 @@ function compare(key, label, r, goal) {
 if (args[0] === "--heap-child") {
   const which = args[1];
   const make =
-    which === "bare" ? bareWorkload : which === "middleware" ? middlewareWorkload : () => gateWorkload(which === "gate-module" ? "module" : "dissent");
+    which === "bare"
+      ? () => bareWorkload("fair")
+      : which === "bare-minimal"
+        ? () => bareWorkload("minimal")
+        : which === "middleware"
+          ? middlewareWorkload
+          : () => gateWorkload(which === "gate-module" ? "module" : "dissent");
   const fn = (await make())("needs_work");
   for (let i = 0; i < RUNS; i++) await fn();
   const timers = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
@@ -311,11 +357,18 @@ if (section("gate")) {
   compare("run_audit_ratio_solo", "runAudit / bare SDK, solo", s, "≤ 1.2");
   compare("run_audit_ratio_interleaved", "runAudit / bare SDK, interleaved", await interleaved(w.bare("needs_work"), w.gate("needs_work"), RUNS), "≤ 1.2");
   compare("run_audit_ratio_pass", "runAudit / bare SDK, pass (2 calls), interleaved", await interleaved(w.bare("pass"), w.gate("pass"), Math.min(RUNS, 1000)));
+  // Against #14's minimal floor (one-word prompts, no validation), for comparison with the earlier figures: no goal.
+  compare(
+    "run_audit_ratio_minimal_floor",
+    "runAudit / minimal floor (#14's), interleaved",
+    await interleaved(w.minimal("needs_work"), w.gate("needs_work"), RUNS),
+  );
 }
 
 // 2. The middleware: one generateText through the wrapped model against the same calls by hand.
 for (const verdict of section("middleware") ? ["pass", "needs_work"] : []) {
-  const r = await interleaved(w.bare(verdict), w.middleware(verdict), RUNS);
+  // The middleware's own draft has no system prompt: it stays against the minimal floor, as #14 measured it.
+  const r = await interleaved(w.minimal(verdict), w.middleware(verdict), RUNS);
   compare(`middleware_${verdict}_ratio`, `middleware generateText / bare SDK, ${verdict}`, r, "≤ 1.2");
   put(`middleware_${verdict}_overhead_ms`, `middleware overhead per generateText, ${verdict} (CPU)`, r.b.cpu - r.a.cpu, "ms");
 }
@@ -350,7 +403,8 @@ if (section("ttft")) {
 // 4. Heap after GC after the runs, each in a fresh process that imports only what it uses; timers left alive.
 if (section("heap")) {
   const bare = heapOf("bare");
-  put("heap_bare_mb", `heap after GC, ${RUNS} bare SDK runs (imports ai)`, bare.heap_mb, "MB");
+  put("heap_bare_mb", `heap after GC, ${RUNS} bare SDK runs, the fair floor (imports ai and zod)`, bare.heap_mb, "MB");
+  put("heap_bare_minimal_mb", `heap after GC, ${RUNS} bare SDK runs, #14's minimal floor (imports ai)`, heapOf("bare-minimal").heap_mb, "MB");
   const heaps = [
     ["gate", `${RUNS} runAudit runs (imports "dissent")`],
     ["gate-module", `${RUNS} runAudit runs (imports the gate's module, as #14 measured)`],

@@ -31,8 +31,24 @@ const NAME_RE = /\p{Lu}[\p{L}\p{N}'’&-]*(?:[ \t]+\p{Lu}[\p{L}\p{N}'’&-]*)*/g
 /** What may stand just before the first word of a sentence (the word's capital is grammar, not a name). */
 const SENTENCE_START = /(?:^|[.!?:;]["'”’)\]]*\s+|\n[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)?|^[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)|["“([]\s*)$/u;
 
-/** Blanks out matches (keeping offsets), so a date's digits are not also read as numbers. */
-const mask = (text: string, re: RegExp) => text.replace(re, (m) => " ".repeat(m.length));
+/** Every date has four digits in a row or a digit, `/` or `.`, digit: a text with neither holds none (the date scan is the costly one). */
+const MAY_HOLD_DATE = /\d{4}|\d[/.]\d/;
+
+/**
+ * The matches of a global regex, and the text with them blanked out (keeping offsets, so a date's
+ * digits are not also read as numbers), from one scan rather than a scan and a replace.
+ */
+function scan(text: string, re: RegExp): { found: RegExpExecArray[]; rest: string } {
+  const found = [...text.matchAll(re)] as RegExpExecArray[];
+  if (found.length === 0) return { found, rest: text };
+  let rest = "";
+  let at = 0;
+  for (const m of found) {
+    rest += text.slice(at, m.index) + " ".repeat(m[0].length);
+    at = m.index + m[0].length;
+  }
+  return { found, rest: rest + text.slice(at) };
+}
 
 const numberKey = (n: string) => (/^\d{1,3}(?:,\d{3})+(?:\.\d+)?$/.test(n) ? n.replace(/,/g, "") : n);
 const dateKey = (d: string) =>
@@ -59,10 +75,11 @@ function factsOf(text: string): Facts {
   const dates = new Map<string, string>();
   const numbers = new Map<string, string>();
   const names = new Map<string, string>();
-  for (const m of text.matchAll(URL_RE)) urls.set(urlKey(m[0]), m[0].replace(/[.,;:!?]+$/, ""));
-  let rest = mask(text, URL_RE);
-  for (const m of rest.matchAll(DATE_RE)) dates.set(dateKey(m[0]), m[0]);
-  rest = mask(rest, DATE_RE).replace(LIST_NUMBER, (m, indent: string) => indent + " ".repeat(m.length - indent.length));
+  const url = scan(text, URL_RE);
+  for (const m of url.found) urls.set(urlKey(m[0]), m[0].replace(/[.,;:!?]+$/, ""));
+  const date = MAY_HOLD_DATE.test(url.rest) ? scan(url.rest, DATE_RE) : { found: [], rest: url.rest };
+  for (const m of date.found) dates.set(dateKey(m[0]), m[0]);
+  const rest = date.rest.replace(LIST_NUMBER, (m, indent: string) => indent + " ".repeat(m.length - indent.length));
   for (const m of rest.matchAll(NUMBER_RE)) numbers.set(numberKey(m[0]), m[0]);
   for (const m of rest.matchAll(NAME_RE)) {
     let words = m[0].split(/[ \t]+/);

@@ -125,6 +125,23 @@ describe("revision drift", () => {
     expect(revisionDrift(rev, given)).toEqual([]);
   });
 
+  it("reads every date form as one date, never also as its numbers, with or without a four-digit year", () => {
+    const rev = "Filed 2024-03-01, checked 1/3/24 and 01.03.24, due March 3rd, 2024, then 3 March 2024, reviewed Sept. 2025; see www.a.example/2024.";
+    expect(revisionDrift(rev, ["Filed, checked, due, then reviewed; see."])).toEqual([
+      { kind: "url", text: "www.a.example/2024" },
+      { kind: "date", text: "2024-03-01" },
+      { kind: "date", text: "1/3/24" },
+      { kind: "date", text: "01.03.24" },
+      { kind: "date", text: "March 3rd, 2024" },
+      { kind: "date", text: "3 March 2024" },
+      { kind: "date", text: "Sept. 2025" },
+    ]);
+    expect(revisionDrift("It boils at 100 degrees, not 90.", ["It boils."])).toEqual([
+      { kind: "number", text: "100" },
+      { kind: "number", text: "90" },
+    ]);
+  });
+
   it("reads thousands separators as the same number", () => {
     expect(revisionDrift("It costs 1500 euros.", ["It costs 1,500 euros."])).toEqual([]);
     expect(revisionDrift("It costs 1,600 euros.", ["It costs 1,500 euros."])).toEqual([{ kind: "number", text: "1,600" }]);
