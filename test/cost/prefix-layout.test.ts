@@ -96,7 +96,8 @@ describe("a pipeline round shares one prefix", () => {
     expect(drafts.size, "the plan council reviewed a second draft").toBeGreaterThanOrEqual(2);
     const beforeDraft = new Set(planCritics.map((r) => sharedOf(r).slice(0, sharedOf(r).indexOf("The plan under review:"))));
     expect(beforeDraft.size).toBe(1);
-    for (const r of planCritics) expect(sharedOf(r).endsWith(`</data tag="${/<data kind="under_review" name="plan" tag="([0-9a-f]+)">/.exec(sharedOf(r))?.[1]}">`)).toBe(true);
+    for (const r of planCritics)
+      expect(sharedOf(r).endsWith(`</data tag="${/<data kind="under_review" name="plan" tag="([0-9a-f]+)">/.exec(sharedOf(r))?.[1]}">`)).toBe(true);
 
     // Across stages, the rubric stays at the same place: every critic request of the issue, whatever its council, starts with the same bytes through it.
     const allCritics = double.requests.filter((r) => STAGES.some((s) => s.critics.includes(roleOf(r))));
