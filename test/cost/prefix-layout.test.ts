@@ -4,7 +4,8 @@
  * persona — the common system message, the project, the issue, the rubric, the earlier artifacts,
  * the tracked concerns, the draft under review — and only then differ; the next round repeats all
  * of it but the draft; the rubric (critics) and the format (producers) sit right after the issue in
- * every stage of an issue; the gate's revision extends the executor's request byte for byte.
+ * every stage of an issue; the implement review's four reviewers share the diff; the gate's
+ * revision extends the executor's request byte for byte.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readDataBlocks } from "../../src/prompting/data-block.js";
@@ -14,7 +15,9 @@ import { dissent, scratch } from "../support/cli.js";
 import { bench10, perfect, startRealisticDouble, type RealisticDouble } from "../support/double/index.js";
 import { openingText, roleOf } from "../support/hold.js";
 import type { ChatRequest } from "../support/openai-server.js";
+import { implementWorld } from "../support/implement-world.js";
 import { rolesConfig } from "../support/roles-config.js";
+import { ACCEPTANCE_ROLE, REVIEW_CRITICS } from "../../src/implement/roles.js";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -112,6 +115,30 @@ describe("a pipeline round shares one prefix", () => {
     // What every role is given stays in front: the project and the issue lead every request.
     const lead = commonPrefix(double.requests.map(firstUser));
     expect(readDataBlocks(lead).map((b) => b.kind)).toEqual(["project", "issue"]);
+  });
+});
+
+describe("a review round of the implement phase", () => {
+  it("its four reviewers share every byte through the change under review (review.acceptance follows no rubric); the three findings critics share the rubric after it", async () => {
+    const w = await implementWorld({ mode: "bug-then-fix" });
+    open.push(w);
+    const id = await w.readyIssue();
+    const r = await w.run(["issue", "implement", id, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const reviewers = [...REVIEW_CRITICS, ACCEPTANCE_ROLE] as string[];
+    const diffOf = (req: ChatRequest) => readDataBlocks(firstUser(req)).find((b) => b.kind === "under_review" && b.name === "diff")?.text;
+    const requests = w.double.requests.filter((req) => reviewers.includes(roleOf(req)) && diffOf(req) !== undefined);
+    const rounds = [...new Set(requests.map(diffOf))];
+    expect(rounds.length, "a failing attempt, then its fix: two rounds").toBeGreaterThanOrEqual(2);
+    const rubric = promptFile("personas/_format-critic.md").text;
+    for (const diff of rounds) {
+      const round = requests.filter((req) => diffOf(req) === diff);
+      expect(new Set(round.map(roleOf))).toEqual(new Set(reviewers));
+      const all = commonPrefix(round.map(firstUser));
+      expect(readDataBlocks(all).map((b) => b.kind)).toContain("under_review");
+      const critics = commonPrefix(round.filter((req) => roleOf(req) !== ACCEPTANCE_ROLE).map(firstUser));
+      expect(critics.indexOf(rubric)).toBeGreaterThan(critics.indexOf('<data kind="under_review" name="diff"'));
+    }
   });
 });
 
