@@ -9,11 +9,15 @@
 // what the server reported, per load-bearing issue: input tokens, the cached share, and the billed
 // equivalent (fresh input + cached input × the cached rate: 0.1 as Anthropic and OpenAI's GPT-5
 // family bill cache reads, 0.5 as GPT-4o does). Judgment: each issue's status, stage outcomes and
-// rounds, and pending concerns (severity, raised by) must be the same before and after.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// rounds, and pending concerns (severity, raised by) must be the same before and after. Where the
+// fresh input comes from (`fresh_input`: by part of the request and by kind of request) is
+// bench/cost-parts.mjs's attribution. `node bench/cost.mjs --after-only` runs this build alone,
+// against the last full run's "before" (for working on the layout; it writes nothing).
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { freshByPart } from "./cost-parts.mjs";
 import { buildBaseline, buildSupport, median, round, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -93,6 +97,7 @@ async function planAll(bin, double, bench, roles, label) {
   const home = join(dir, "home");
   writeFileSync(join(dir, "dissent.config.yaml"), config(double.url, roles));
   const issues = [];
+  const loadBearing = new Set();
   for (const [i, issue] of bench.list.entries()) {
     const labels = issue.kind === "trivial" ? [] : ["--label", "dissent-load-bearing"];
     const body = realisticBody(issue, i);
@@ -102,6 +107,7 @@ async function planAll(bin, double, bench, roles, label) {
     const r = await runCli(bin, ["issue", "plan", id, "--json"], dir, home);
     const out = r.code === 0 ? JSON.parse(r.stdout) : undefined;
     const served = double.usage.slice(from);
+    if ((out?.route ?? "load_bearing") === "load_bearing") for (let k = from; k < double.usage.length; k++) loadBearing.add(k);
     const recorded = (await events(bin, dir, home, id)).filter((e) => e.type === "ModelCall" && !e.cached);
     issues.push({
       title: issue.title,
@@ -117,7 +123,12 @@ async function planAll(bin, double, bench, roles, label) {
     });
   }
   rmSync(dir, { recursive: true, force: true });
-  return issues;
+  // Where the uncached input of the load-bearing issues came from (bench/cost-parts.mjs).
+  const fresh = freshByPart(
+    double.requests.map((r) => r.body),
+    (k) => loadBearing.has(k),
+  );
+  return { issues, fresh };
 }
 
 function summarise(issues) {
@@ -140,30 +151,36 @@ function summarise(issues) {
   };
 }
 
-/** Runs the comparison; returns {before, after, judgment} figures. */
-export async function benchCost({ log = console.log } = {}) {
+/** Runs the comparison; returns {before, after, judgment} figures. `afterOnly` runs this build alone (while working on the layout). */
+export async function benchCost({ log = console.log, afterOnly = false } = {}) {
   const support = buildSupport();
   const { startRealisticDouble, frontier, bench10 } = await import(pathToFileURL(join(support, "test", "support", "double", "index.js")).href);
   const { PIPELINE_ROLES } = await import(pathToFileURL(join(ROOT, "dist", "pipeline", "stages.js")).href);
   const roles = [...PIPELINE_ROLES];
-  const baseline = buildBaseline(BASELINE, "cost");
+  const baseline = afterOnly ? { bin: "", cleanup: () => undefined } : buildBaseline(BASELINE, "cost");
   const runs = {};
+  const fresh = {};
   try {
     for (const [label, bin] of [
       ["before", baseline.bin],
       ["after", join(ROOT, "dist", "cli", "bin.js")],
     ]) {
+      if (!bin) continue;
       const double = await startRealisticDouble({ seed: 7, quirks: frontier, scenario: bench10, promptCache: true });
       try {
-        runs[label] = await planAll(bin, double, bench10, roles, label);
+        const run = await planAll(bin, double, bench10, roles, label);
+        runs[label] = run.issues;
+        fresh[label] = run.fresh;
       } finally {
         await double.close();
       }
       log(`cost ${label}: ${JSON.stringify(summarise(runs[label]))}`);
+      log(`fresh input ${label}: ${JSON.stringify(fresh[label])}`);
     }
   } finally {
     baseline.cleanup();
   }
+  if (afterOnly) return { after: summarise(runs.after), issues: { after: runs.after }, fresh_input: fresh };
   const before = summarise(runs.before);
   const after = summarise(runs.after);
   const differs = runs.before
@@ -174,12 +191,22 @@ export async function benchCost({ log = console.log } = {}) {
     after,
     billed_input_after_over_before: round(after.billed_input_total / before.billed_input_total, 3),
     judgment: { issues: runs.before.length, same: runs.before.length - differs.length, differences: differs },
+    fresh_input: fresh,
     issues: { before: runs.before, after: runs.after },
   };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   if (!existsSync(join(ROOT, "dist", "cli", "bin.js"))) throw new Error("build first: npm run build");
+  if (process.argv.includes("--after-only")) {
+    // This build alone, its judgment compared with the last full run's "before" (results.cost.json is not written).
+    const last = JSON.parse(readFileSync(join(ROOT, "bench", "results.cost.json"), "utf8"));
+    const r = await benchCost({ afterOnly: true });
+    const differs = last.issues.before.filter((b, i) => JSON.stringify(b.judgment) !== JSON.stringify(r.issues.after[i]?.judgment));
+    const billed = round(r.after.billed_input_total / last.before.billed_input_total, 3);
+    console.log(`billed input after / last before: ${billed}; judgment differs on ${differs.length}: ${differs.map((d) => d.title).join("; ")}`);
+    process.exit(0);
+  }
   const r = await benchCost();
   const goals = {
     cached_share_pct: { goal: ">= 50 %", pass: r.after.cached_share_pct >= 50 },

@@ -50,9 +50,12 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
 /**
  * The project, the issue, then each earlier artifact the role needs, each as a data block
  * (docs/issue.md). The order is the one prompt caching wants: what is shared by most requests first.
+ * `rules` (the rubric every critic follows, the format every producer follows) go right after the
+ * issue: the same text at the same place in every stage of an issue, so it is new to the provider
+ * once an issue rather than once a stage (docs/serve.md "Cost").
  */
-function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[]): string[] {
-  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue))];
+function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[], rules: readonly string[] = []): string[] {
+  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue)), ...rules];
   for (const name of names) {
     const text = ctx.artifacts[name];
     if (text) blocks.push(dataBlock("artifact", text, name));
@@ -76,18 +79,19 @@ export const concernBrief = (c: Concern) => ({
 const json = (v: unknown) => JSON.stringify(v, null, 2);
 
 /**
- * A role's voice: its name (so logs, proxies and test servers can tell the voices apart), its persona
- * and the formats it follows. It goes after the shared blocks, never in the system message, so that
- * every role's request starts with the same bytes (src/prompting/layout.ts).
+ * A role's voice: its name (so logs, proxies and test servers can tell the voices apart) and its
+ * persona. It goes after the shared blocks, never in the system message, so that every role's
+ * request starts with the same bytes (src/prompting/layout.ts).
  */
-function persona(role: string, ...formats: string[]): { text: string; file: { name: string; hash: string } } {
+function persona(role: string): { text: string; file: { name: string; hash: string } } {
   const p = promptFile(`personas/${role}.md`);
-  const parts = [`Role: ${role}`, p.text, ...formats.map((f) => promptFile(`personas/${f}.md`).text)];
-  return { text: parts.join("\n\n"), file: { name: p.name, hash: p.hash } };
+  return { text: `Role: ${role}\n\n${p.text}`, file: { name: p.name, hash: p.hash } };
 }
 
-/** The rubric every critic of a round follows: shared, so it closes the round's common prefix. */
+/** The rubric every findings critic follows: shared by the council. */
 const criticRubric = () => promptFile("personas/_format-critic.md").text;
+/** The format every markdown producer follows: shared by the producers of an issue. */
+const producerFormat = () => promptFile("personas/_format-producer.md").text;
 
 let schemas: { findings: ReplySchema; criteria: ReplySchema; verifier: ReplySchema } | undefined;
 /** JSON Schemas sent as `response_format`, derived once from the zod schemas. */
@@ -121,7 +125,7 @@ export function producerRequest(
   retry?: { previous: string; blocking: readonly Concern[] },
 ): ModelRequest {
   const criteria = artifact === "acceptance_criteria";
-  const voice = persona(role, ...(criteria ? [] : ["_format-producer"]));
+  const voice = persona(role);
   const own = [voice.text];
   if (artifact === "plan" && ctx.shippedGaps) {
     own.push(
@@ -137,7 +141,8 @@ export function producerRequest(
   }
   own.push(producerTask(role, artifact, pending.length > 0));
   const request = layoutRequest(
-    { shared: contextBlocks(ctx, inputs), own },
+    // The format right after the issue: the same bytes for every markdown producer of the issue.
+    { shared: contextBlocks(ctx, inputs, criteria ? [] : [producerFormat()]), own },
     { promptFile: voice.file, ...(criteria ? { schema: replySchemas().criteria } : {}) },
   );
   if (retry) {
@@ -237,6 +242,14 @@ export interface CriticExtras {
   categories?: readonly string[];
   /** A reply other than findings (review.acceptance's verdicts, docs/implement.md): its schema and the task line; the persona says the format. */
   reply?: { schema: ReplySchema; task: string };
+  /**
+   * Every critic of the council follows the findings rubric (the pipeline's councils): the rubric
+   * goes right after the issue, the same bytes in every stage of an issue, and the tracked concerns
+   * before the draft, so a new round's only new shared text is its draft. Without it (a council with
+   * a critic of its own reply, as the implement review has) both follow the draft, so the whole
+   * council shares the draft (docs/serve.md "Cost").
+   */
+  rubricFirst?: boolean;
 }
 
 /** A critic's request: the issue, the context it needs, the artifact under review, and its memory. */
@@ -248,25 +261,22 @@ export function criticRequest(
   extras: CriticExtras = {},
 ): ModelRequest {
   const voice = persona(role);
-  const shared = [
-    ...contextBlocks(ctx, criticInputs),
-    `The ${ARTIFACT_TITLES[artifact.name]} under review:`,
-    dataBlock("under_review", artifact.text, artifact.name),
-    // A critic with a reply of its own (review.acceptance's verdicts) is not given the findings rubric.
-    ...(extras.reply ? [] : [criticRubric()]),
-  ];
+  // A critic with a reply of its own (review.acceptance's verdicts) is not given the findings rubric.
+  const rubric = extras.reply ? [] : [criticRubric()];
+  // The concerns tracked for the phase are the same for every critic of the council: shared.
+  const tracked = extras.tracked?.length
+    ? ["Concerns already tracked for this phase — do not raise them again in new words:", dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief)))]
+    : [];
+  const draft = [`The ${ARTIFACT_TITLES[artifact.name]} under review:`, dataBlock("under_review", artifact.text, artifact.name)];
+  const shared = extras.rubricFirst
+    ? [...contextBlocks(ctx, criticInputs, rubric), ...tracked, ...draft]
+    : [...contextBlocks(ctx, criticInputs), ...draft, ...rubric, ...tracked];
   const own = [voice.text];
   if (extras.knownGaps)
     own.push(
       'Known gaps that shipped unresolved in earlier work, each as "[id] SEVERITY title": if this artifact repeats one, set "known_gap" to its id.',
       dataBlock("known_gaps", extras.knownGaps),
     );
-  if (extras.tracked?.length) {
-    own.push(
-      "Concerns already tracked for this phase — do not raise them again in new words:",
-      dataBlock("tracked_concerns", json(extras.tracked.map(concernBrief))),
-    );
-  }
   if (extras.previous) {
     own.push(
       "Your findings on the previous draft are below. Repeat, word for word, each one that still applies to the draft under review; drop those the new draft fixed. Add a new finding only for a new problem.",

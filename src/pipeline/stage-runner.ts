@@ -128,6 +128,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
         ...(review.previous ? { previous: review.previous } : {}),
         tracked: due,
         categories: stage.categories,
+        rubricFirst: true, // every critic of a pipeline council follows the findings rubric
       },
     );
     return { meta: { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) }, request, known };

@@ -9,9 +9,10 @@ export const COMMON_SYSTEM = DATA_RULE;
 
 /**
  * A request as prompt caching wants it (docs/serve.md "Cost"): first what every request of a round
- * shares, byte for byte — the project, the issue, the earlier artifacts, the artifact or diff under
- * review and a rubric all its critics follow, in that order — then what this request alone says:
- * the persona, its memory, the task line.
+ * shares, byte for byte — the project, the issue, the rules its kind of role follows (a critics'
+ * rubric, a producers' format), the earlier artifacts, the tracked concerns, the artifact or diff
+ * under review, what changes least first — then what this request alone says: the persona, its
+ * memory, the task line.
  */
 export interface RequestLayout {
   /** Blocks every request of the round shares, most widely shared first. */

@@ -1,16 +1,23 @@
 /**
  * Requests laid out for prompt caching (docs/serve.md "Cost", issue 21): through the built CLI and
  * the realistic double, the requests of one round share their prefix byte for byte up to the
- * persona — the common system message, the project, the issue, the artifact under review — and
- * only then differ; the gate's revision extends the executor's request byte for byte.
+ * persona — the common system message, the project, the issue, the rubric, the earlier artifacts,
+ * the tracked concerns, the draft under review — and only then differ; the next round repeats all
+ * of it but the draft; the rubric (critics) and the format (producers) sit right after the issue in
+ * every stage of an issue; the implement review's four reviewers share the diff; the gate's
+ * revision extends the executor's request byte for byte.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { readDataBlocks } from "../../src/prompting/data-block.js";
+import { promptFile } from "../../src/prompts.js";
+import { STAGES } from "../../src/pipeline/stages.js";
 import { dissent, scratch } from "../support/cli.js";
 import { bench10, perfect, startRealisticDouble, type RealisticDouble } from "../support/double/index.js";
 import { openingText, roleOf } from "../support/hold.js";
 import type { ChatRequest } from "../support/openai-server.js";
+import { implementWorld } from "../support/implement-world.js";
 import { rolesConfig } from "../support/roles-config.js";
+import { ACCEPTANCE_ROLE, REVIEW_CRITICS } from "../../src/implement/roles.js";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -47,7 +54,7 @@ async function world() {
 }
 
 describe("a pipeline round shares one prefix", () => {
-  it("every critic of a round gets the same system message and the same first bytes up to its persona: project, issue, earlier artifacts, the draft under review", async () => {
+  it("every critic of a round gets the same bytes up to its persona, the draft last; the next round changes only the draft; rubric and format sit right after the issue in every stage", async () => {
     const { double, run, project } = await world();
     const issue = bench10.list.find((i) => i.title === "Retry 503s in the HTTP client");
     if (!issue) throw new Error("bench10 issue");
@@ -76,14 +83,62 @@ describe("a pipeline round shares one prefix", () => {
     const shared = before[0] ?? "";
     expect(commonPrefix(requests.map(firstUser)).startsWith(shared)).toBe(true);
     const blocks = readDataBlocks(shared).map((b) => `${b.kind}${b.name ? `:${b.name}` : ""}`);
-    expect(blocks).toEqual(["project", "issue", "artifact:shape", "under_review:plan"]);
+    expect(blocks.filter((b) => b !== "tracked_concerns")).toEqual(["project", "issue", "artifact:shape", "under_review:plan"]);
     expect(shared.indexOf(project)).toBeLessThan(shared.indexOf(issue.title));
+    // The rubric all critics follow is shared, between the issue and the earlier artifacts.
+    const rubric = promptFile("personas/_format-critic.md").text;
+    expect(shared.indexOf(rubric)).toBeGreaterThan(shared.indexOf(issue.title));
+    expect(shared.indexOf(rubric)).toBeLessThan(shared.indexOf('<data kind="artifact" name="shape"'));
     // The part that differs is small beside what is shared (what a provider's cache skips).
     for (const r of requests) expect(shared.length).toBeGreaterThan(firstUser(r).length / 2);
 
-    // Across stages, what every role is given stays in front: the project and the issue lead every request.
+    // The next round repeats everything shared but the draft, which comes last: only the draft is new.
+    const planCritics = double.requests.filter((r) => STAGES[2]?.critics.includes(roleOf(r)) && firstUser(r).includes('<data kind="under_review" name="plan"'));
+    const sharedOf = (r: ChatRequest) => firstUser(r).slice(0, firstUser(r).indexOf(`\n\nRole: ${roleOf(r)}\n`));
+    const drafts = new Set(planCritics.map((r) => readDataBlocks(sharedOf(r)).find((b) => b.kind === "under_review")?.text));
+    expect(drafts.size, "the plan council reviewed a second draft").toBeGreaterThanOrEqual(2);
+    const beforeDraft = new Set(planCritics.map((r) => sharedOf(r).slice(0, sharedOf(r).indexOf("The plan under review:"))));
+    expect(beforeDraft.size).toBe(1);
+    for (const r of planCritics)
+      expect(sharedOf(r).endsWith(`</data tag="${/<data kind="under_review" name="plan" tag="([0-9a-f]+)">/.exec(sharedOf(r))?.[1]}">`)).toBe(true);
+
+    // Across stages, the rubric stays at the same place: every critic request of the issue, whatever its council, starts with the same bytes through it.
+    const allCritics = double.requests.filter((r) => STAGES.some((s) => s.critics.includes(roleOf(r))));
+    expect(new Set(allCritics.map((r) => STAGES.find((s) => firstUser(r).includes(`<data kind="under_review" name="${s.artifact}"`))?.stage)).size).toBe(4);
+    expect(commonPrefix(allCritics.map(firstUser)).trimEnd().endsWith(rubric)).toBe(true);
+    // And the producers': every markdown producer's request starts with the same bytes through the format they follow.
+    const format = promptFile("personas/_format-producer.md").text;
+    const producers = double.requests.filter((r) => ["discover.brief", "shape.writer", "planner"].includes(roleOf(r)));
+    expect(new Set(producers.map(roleOf)).size).toBe(3);
+    expect(commonPrefix(producers.map(firstUser)).trimEnd().endsWith(format)).toBe(true);
+
+    // What every role is given stays in front: the project and the issue lead every request.
     const lead = commonPrefix(double.requests.map(firstUser));
     expect(readDataBlocks(lead).map((b) => b.kind)).toEqual(["project", "issue"]);
+  });
+});
+
+describe("a review round of the implement phase", () => {
+  it("its four reviewers share every byte through the change under review (review.acceptance follows no rubric); the three findings critics share the rubric after it", async () => {
+    const w = await implementWorld({ mode: "bug-then-fix" });
+    open.push(w);
+    const id = await w.readyIssue();
+    const r = await w.run(["issue", "implement", id, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const reviewers = [...REVIEW_CRITICS, ACCEPTANCE_ROLE] as string[];
+    const diffOf = (req: ChatRequest) => readDataBlocks(firstUser(req)).find((b) => b.kind === "under_review" && b.name === "diff")?.text;
+    const requests = w.double.requests.filter((req) => reviewers.includes(roleOf(req)) && diffOf(req) !== undefined);
+    const rounds = [...new Set(requests.map(diffOf))];
+    expect(rounds.length, "a failing attempt, then its fix: two rounds").toBeGreaterThanOrEqual(2);
+    const rubric = promptFile("personas/_format-critic.md").text;
+    for (const diff of rounds) {
+      const round = requests.filter((req) => diffOf(req) === diff);
+      expect(new Set(round.map(roleOf))).toEqual(new Set(reviewers));
+      const all = commonPrefix(round.map(firstUser));
+      expect(readDataBlocks(all).map((b) => b.kind)).toContain("under_review");
+      const critics = commonPrefix(round.filter((req) => roleOf(req) !== ACCEPTANCE_ROLE).map(firstUser));
+      expect(critics.indexOf(rubric)).toBeGreaterThan(critics.indexOf('<data kind="under_review" name="diff"'));
+    }
   });
 });
 
