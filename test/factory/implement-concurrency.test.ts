@@ -13,18 +13,14 @@ import type { CliResult } from "../support/cli.js";
 import { factoryLines } from "../support/factory-world.js";
 import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
 import { freshDatabase } from "../support/postgres.js";
-import { startDissent } from "../support/proc.js";
+import { type Started, startDissent, stopAll } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 300_000 });
 
 let w: ImplementWorld | undefined;
-const started: ReturnType<typeof startDissent>[] = [];
+const started: Started[] = [];
 afterEach(async () => {
-  // A failed assertion leaves the workers (and their waiting agents) running: stop them first.
-  for (const x of started.splice(0)) {
-    if (x.child.exitCode === null && x.child.signalCode === null) x.child.kill("SIGTERM");
-    await x.done;
-  }
+  await stopAll(started); // a failed assertion leaves workers (and their waiting agents) running
   await w?.close();
   w = undefined;
 });

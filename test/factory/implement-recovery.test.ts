@@ -11,7 +11,7 @@ import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
 import type { CliResult } from "../support/cli.js";
 import { factoryLines } from "../support/factory-world.js";
 import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
-import { startDissent, until } from "../support/proc.js";
+import { type Started, startDissent, stopAll, until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -24,12 +24,9 @@ interface EventJson {
 }
 
 let w: ImplementWorld | undefined;
-const started: ReturnType<typeof startDissent>[] = [];
+const started: Started[] = [];
 afterEach(async () => {
-  for (const x of started.splice(0)) {
-    if (x.child.exitCode === null && x.child.signalCode === null) x.child.kill("SIGTERM");
-    await x.done;
-  }
+  await stopAll(started); // a failed assertion leaves workers (and their waiting agents) running
   await w?.close();
   w = undefined;
 });

@@ -27,3 +27,14 @@ export async function until(predicate: () => boolean, ms = 15_000): Promise<void
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** A started CLI process. */
+export type Started = ReturnType<typeof startDissent>;
+
+/** Stops every process still running (SIGTERM) and waits for each to exit: an afterEach after a failed assertion. */
+export async function stopAll(started: Started[]): Promise<void> {
+  for (const x of started.splice(0)) {
+    if (x.child.exitCode === null && x.child.signalCode === null) x.child.kill("SIGTERM");
+    await x.done;
+  }
+}

@@ -1,3 +1,4 @@
+import { logAndPlans } from "../compose.js";
 import type { Store, StoreTx } from "../port.js";
 import type { StoreSnapshot } from "../snapshot.js";
 import { pgCache } from "./cache.js";
@@ -36,17 +37,7 @@ export function postgresStore(conn: PgConn): PostgresStore {
     location: conn.where,
     url: conn.url,
     txOn: (q) => txOn(conn, q),
-    append: events.append,
-    events: events.events,
-    lastSeq: events.lastSeq,
-    state: events.state,
-    follow: events.follow,
-    plan: plans.plan,
-    savePlan: plans.savePlan,
-    plans: plans.plans,
-    putArtifact: plans.putArtifact,
-    artifact: plans.artifact,
-    commitStage: plans.commitStage,
+    ...logAndPlans(events, plans),
     transaction: (fn) => conn.transaction((q) => fn(txOn(conn, q))),
     cache: pgCache(conn),
     lease: pgLease(conn),

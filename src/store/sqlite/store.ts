@@ -1,3 +1,4 @@
+import { logAndPlans } from "../compose.js";
 import type { Store, StoreTx } from "../port.js";
 import { sqliteCache } from "./cache.js";
 import type { SqliteConn } from "./connection.js";
@@ -21,17 +22,7 @@ export function sqliteStore(conn: SqliteConn, memory: boolean): Store {
   return {
     kind: "sqlite",
     location: conn.file,
-    append: events.append,
-    events: events.events,
-    lastSeq: events.lastSeq,
-    state: events.state,
-    follow: events.follow,
-    plan: plans.plan,
-    savePlan: plans.savePlan,
-    plans: plans.plans,
-    putArtifact: plans.putArtifact,
-    artifact: plans.artifact,
-    commitStage: plans.commitStage,
+    ...logAndPlans(events, plans),
     cache: sqliteCache(conn),
     lease: sqliteLease(conn),
     issues: sqliteIssues(conn),
