@@ -7,12 +7,11 @@
  * unresolved, and removes the worktree. A draft cannot be merged, and a pull request closed without
  * merging (then the issue closed by hand) is no merge.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { factoryLines } from "../support/factory-world.js";
-import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
-import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
+import type { GithubDouble } from "../support/github-double.js";
+import { gitIn, implementWorld, plannedOnGithub, type ImplementWorld } from "../support/implement-world.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -50,14 +49,8 @@ afterEach(async () => {
 async function implementedOnGithub(mode: string): Promise<{ w: ImplementWorld; gh: GithubDouble; env: Record<string, string>; out: ImplementJson }> {
   const w = await implementWorld({ mode, extra: "factory: { implement: true }" });
   open.push(w);
-  const gh = await startGithubDouble({ gitRepo: w.origin });
+  const { gh, env } = await plannedOnGithub(w);
   open.push(gh);
-  const config = readFileSync(join(w.dir, "dissent.config.yaml"), "utf8");
-  writeFileSync(join(w.dir, "dissent.config.yaml"), `${config}\ntracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n`);
-  gh.addIssue({ number: 1, title: "Add a sum function", body: "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it." });
-  const env = { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" };
-  const planned = await w.run(["issue", "plan", "1", "--json"], { env });
-  expect(planned.code, planned.stderr).toBe(0);
   const r = await w.run(["issue", "implement", "1", "--json"], { env });
   expect(r.code, r.stderr).toBe(0);
   return { w, gh, env, out: JSON.parse(r.stdout) as ImplementJson };

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
+import { gitIn, implementWorld, plannedOnGithub, type ImplementWorld } from "../support/implement-world.js";
 import { startDissent, until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -281,16 +281,9 @@ function alive(pid: number): boolean {
 
 describe("issue implement on GitHub (the GitHub double over a bare repository)", () => {
   async function githubWorld(mode: string) {
-    const { startGithubDouble } = await import("../support/github-double.js");
     const w = await world(mode);
-    const gh = await startGithubDouble({ gitRepo: w.origin });
+    const { gh, env } = await plannedOnGithub(w);
     worlds.push({ ...w, close: () => gh.close() });
-    const config = readFileSync(join(w.dir, "dissent.config.yaml"), "utf8");
-    writeFileSync(join(w.dir, "dissent.config.yaml"), `${config}\ntracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n`);
-    gh.addIssue({ number: 1, title: "Add a sum function", body: "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it." });
-    const env = { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" };
-    const planned = await w.run(["issue", "plan", "1", "--json"], { env });
-    expect(planned.code, planned.stderr).toBe(0);
     return { w, gh, env };
   }
 

@@ -1,17 +1,20 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
 import { PIPELINE_ROLES } from "../../src/pipeline/stages.js";
 import { dissent, scratch, type CliResult } from "./cli.js";
 import { frontier, startRealisticDouble, type Defect, type Quirks, type RealisticDouble } from "./double/index.js";
+import { startGithubDouble, type GithubDouble } from "./github-double.js";
 
 /** The scripted coding agent (a small node script: test/fixtures/agents/scripted-agent.mjs). */
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../fixtures/agents/scripted-agent.mjs", import.meta.url));
 
 /** The issue every implement world plans and implements. */
 export const SUM_TITLE = "Add a sum function";
+/** The sum issue's body. */
+export const SUM_BODY = "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it.";
 
 /** What the review critics of the double find in a diff: subtraction where the plan adds, a shell injection, and a cache that never forgets (a lone HIGH). */
 export const SUM_DEFECTS: readonly Defect[] = [
@@ -167,7 +170,7 @@ export async function implementWorld(o: {
     agentLog,
     double,
     run,
-    async readyIssue(title = SUM_TITLE, body = "Implement sum(a, b) in src/sum.js so that it returns a + b; test.js checks it.") {
+    async readyIssue(title = SUM_TITLE, body = SUM_BODY) {
       const created = await run(["issue", "new", "--title", title, "--body", body]);
       if (created.code !== 0) throw new Error(`issue new: ${created.stderr}`);
       const id = created.stdout.trim();
@@ -182,4 +185,22 @@ export async function implementWorld(o: {
       s.cleanup();
     },
   };
+}
+
+/**
+ * Moves a world onto the GitHub tracker: a GitHub double over its bare origin, issue #1 the sum
+ * issue, planned through the CLI. The caller closes `gh`; `env` is what every later run needs.
+ */
+export async function plannedOnGithub(w: ImplementWorld): Promise<{ gh: GithubDouble; env: Record<string, string> }> {
+  const gh = await startGithubDouble({ gitRepo: w.origin });
+  const config = readFileSync(join(w.dir, "dissent.config.yaml"), "utf8");
+  writeFileSync(join(w.dir, "dissent.config.yaml"), `${config}\ntracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n`);
+  gh.addIssue({ number: 1, title: SUM_TITLE, body: SUM_BODY });
+  const env = { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" };
+  const planned = await w.run(["issue", "plan", "1", "--json"], { env });
+  if (planned.code !== 0) {
+    await gh.close();
+    throw new Error(`issue plan on GitHub: exit ${planned.code}: ${planned.stderr}`);
+  }
+  return { gh, env };
 }
