@@ -10,6 +10,7 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
   run: "docs/run.md",
   cache: "docs/run.md#the-reply-cache",
   issue: "docs/issue.md",
+  implement: "docs/implement.md",
   events: "docs/issue.md#events",
   wiki: "docs/issue.md#carryover-the-wiki",
   eval: "docs/eval.md",
