@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { freshByPart } from "./cost-parts.mjs";
-import { buildBaseline, buildSupport, median, round, runCli } from "./lib.mjs";
+import { buildBaseline, buildSupport, doubleConfig, median, round, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** main when this branch was made (the councils, issue 19/20 merged): the requests as they were laid out. */
@@ -29,20 +29,6 @@ const CACHED_RATE_GPT4O = 0.5;
 
 const PROJECT =
   "A B2B web application: a TypeScript API on Node with PostgreSQL, a React front end, nightly batch jobs that sync customer data with partners' APIs, and a public REST API used by about 300 customers. Deploys go out several times a day behind a load balancer; on-call engineers read the structured logs in the log service.";
-
-function config(url, roles) {
-  return [
-    "providers:",
-    `  local: { type: openai-compatible, base_url: "${url}" }`,
-    "routes:",
-    '  default: { primary: "local:default" }',
-    ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`),
-    `project: { name: acme-app, description: "${PROJECT}" }`,
-    "retry_backoff_ms: 10",
-    "call_timeout_ms: 30000",
-    "",
-  ].join("\n");
-}
 
 /** Paragraphs a real issue carries besides its first lines: context, reproduction, logs, constraints, links. */
 const SECTIONS = [
@@ -95,7 +81,7 @@ const judgment = (out) =>
 async function planAll(bin, double, bench, roles, label) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-cost-${label}-`));
   const home = join(dir, "home");
-  writeFileSync(join(dir, "dissent.config.yaml"), config(double.url, roles));
+  writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(double.url, roles, [`project: { name: acme-app, description: "${PROJECT}" }`]));
   const issues = [];
   const loadBearing = new Set();
   for (const [i, issue] of bench.list.entries()) {

@@ -8,26 +8,12 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { buildBaseline, buildSupport, median, runCli } from "./lib.mjs";
+import { buildBaseline, buildSupport, doubleConfig, median, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The release before this issue (CONTRACT r2's last commit). */
 export const BASELINE = "fd1cb70";
 const COUNCILS = new Set(["discover", "shape", "plan"]);
-
-/** Every role routed to a model named after it, as the double expects; the default budget of each build. */
-function config(url, roles) {
-  return [
-    "providers:",
-    `  local: { type: openai-compatible, base_url: "${url}" }`,
-    "routes:",
-    '  default: { primary: "local:default" }',
-    ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`),
-    "retry_backoff_ms: 10",
-    "call_timeout_ms: 30000",
-    "",
-  ].join("\n");
-}
 
 const share = (n, d) => (d === 0 ? 0 : Math.round((1000 * n) / d) / 10);
 /** A stage blocked at least once: it needed a second round, or its last round still blocked. */
@@ -44,7 +30,7 @@ async function events(bin, dir, home, id) {
 async function planAll(bin, double, bench, roles, label) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-councils-${label}-`));
   const home = join(dir, "home");
-  writeFileSync(join(dir, "dissent.config.yaml"), config(double.url, roles));
+  writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(double.url, roles));
   const issues = [];
   for (const issue of bench.list) {
     const labels = issue.kind === "trivial" ? [] : ["--label", "dissent-load-bearing"];

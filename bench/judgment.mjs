@@ -2,72 +2,22 @@
 // this build side by side with the release before CONTRACT r2 (built from git), in one run.
 // Figures: calls per load-bearing issue (median, max), rounds per stage, share of stages ending
 // oscillation / exhausted / budget, share of issues that end with a plan.
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { median } from "./lib.mjs";
+import { buildBaseline, buildSupport, doubleConfig, median, runCli } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** The last release before CONTRACT r2 (wave 1's final commit). */
 export const BASELINE = "56549b5";
-
-const sh = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "pipe"], encoding: "utf8" });
-
-/** The test support (the double) compiled to JS for this script. */
-function buildSupport() {
-  const out = join(ROOT, "bench", ".build");
-  sh("npx", ["tsc", "-p", "tsconfig.json", "--outDir", out, "--noEmit", "false", "--declaration", "false", "--sourceMap", "false"], ROOT);
-  return out;
-}
-
-/** The baseline release checked out beside the repo and built with this repo's node_modules. */
-function buildBaseline() {
-  const dir = mkdtempSync(join(tmpdir(), "dissent-baseline-"));
-  sh("git", ["worktree", "add", "--detach", dir, BASELINE], ROOT);
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  sh("npx", ["tsc", "-p", "tsconfig.build.json"], dir);
-  return {
-    bin: join(dir, "dist", "cli", "bin.js"),
-    cleanup: () => {
-      sh("git", ["worktree", "remove", "--force", dir], ROOT);
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-function runCli(bin, args, cwd, home) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { PATH: process.env.PATH, HOME: cwd, DISSENT_HOME: home } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-/** Every role routed to a model named after it, as the double expects; the default budget (30). */
-function config(url, roles) {
-  return [
-    "providers:",
-    `  local: { type: openai-compatible, base_url: "${url}" }`,
-    "routes:",
-    '  default: { primary: "local:default" }',
-    ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`),
-    "retry_backoff_ms: 10",
-    "call_timeout_ms: 30000",
-    "",
-  ].join("\n");
-}
 
 const share = (n, d) => (d === 0 ? 0 : Math.round((1000 * n) / d) / 10);
 
 async function planAll(bin, double, bench, roles, label) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-judgment-${label}-`));
   const home = join(dir, "home");
-  writeFileSync(join(dir, "dissent.config.yaml"), config(double.url, roles));
+  writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(double.url, roles));
   const issues = [];
   for (const issue of bench.list) {
     const labels = issue.kind === "trivial" ? [] : ["--label", "dissent-load-bearing"];
@@ -114,7 +64,7 @@ export async function benchJudgment({ log = console.log } = {}) {
   const { startRealisticDouble, small8b, bench10 } = await import(pathToFileURL(join(support, "test", "support", "double", "index.js")).href);
   const { PIPELINE_ROLES } = await import(pathToFileURL(join(ROOT, "dist", "pipeline", "stages.js")).href);
   const roles = [...PIPELINE_ROLES];
-  const baseline = buildBaseline();
+  const baseline = buildBaseline(BASELINE, "judgment");
   const result = {};
   try {
     for (const [label, bin] of [

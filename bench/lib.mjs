@@ -81,3 +81,21 @@ export function runCli(bin, args, cwd, home) {
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/**
+ * A config routing every role to a model named after it, as the realistic double expects, with the
+ * default budget of the build under test; `extra` lines (a `project:` block, say) go before the retry settings.
+ */
+export function doubleConfig(url, roles, extra = []) {
+  return [
+    "providers:",
+    `  local: { type: openai-compatible, base_url: "${url}" }`,
+    "routes:",
+    '  default: { primary: "local:default" }',
+    ...roles.map((r) => `  ${r}: { primary: "local:${r}" }`),
+    ...extra,
+    "retry_backoff_ms: 10",
+    "call_timeout_ms: 30000",
+    "",
+  ].join("\n");
+}
