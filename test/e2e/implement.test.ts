@@ -271,6 +271,23 @@ describe("issue implement on the local tracker", () => {
     const cached = round1.filter((e) => e.cached).map((e) => e.role);
     expect(cached.sort()).toEqual(network.sort());
   });
+
+  it("one SIGTERM while the agent works stops issue implement with 143 and the agent's process group with it; the next run resumes and finishes", async () => {
+    const w = await world("pause-second");
+    const id = await w.readyIssue();
+    const stopped = startDissent(["issue", "implement", id], { cwd: w.dir, env: { DISSENT_HOME: w.home, AGENT_MODE: "pause-second", AGENT_LOG: w.agentLog } });
+    await until(() => existsSync(w.agentLog) && /paused \d+/.test(readFileSync(w.agentLog, "utf8")), 120_000);
+    const agentPid = Number(/paused (\d+)/.exec(readFileSync(w.agentLog, "utf8"))?.[1]);
+    stopped.child.kill("SIGTERM");
+    const r = await stopped.done;
+    expect(r.code, r.stderr).toBe(143);
+    await until(() => !alive(agentPid), 15_000); // the agent does not outlive the command that started it
+    writeFileSync(`${w.agentLog}.release`, "");
+
+    const { out } = await implement(w, id);
+    expect(out.status).toBe("review");
+    expect(out.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+  });
 });
 
 /** Is a process with this pid running? A zombie (killed, not yet reaped by the init that adopted it) is not. */
