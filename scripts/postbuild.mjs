@@ -30,6 +30,10 @@ await esbuild.build({
     {
       name: "packages-stay-packages",
       setup(build) {
+        // The library loads yaml on the first config file read (src/config/yaml.ts); the CLI inlines it.
+        build.onResolve({ filter: /^\.\/yaml\.js$/ }, (args) =>
+          args.importer.endsWith("/src/config/load.ts") ? { path: at("src/config/yaml-inline.ts").pathname } : undefined,
+        );
         build.onResolve({ filter: /^[^./]/ }, (args) => {
           if (args.path.startsWith("node:") || INLINE.has(packageName(args.path))) return undefined;
           return { path: args.path, external: true };
