@@ -57,7 +57,10 @@ describe("YAML config files, loaded on demand", () => {
     expect(out.fileRoute).toBe("p:m");
     expect(out.yamlAfterFile).toBe(true);
     expect(out["bad.yaml"]).toEqual({ configError: true, message: expect.stringMatching(/^bad\.yaml:3:1: invalid YAML: [^\n]+$/) });
-    expect(out["typo.yaml"]).toEqual({ configError: true, message: expect.stringMatching(/^typo\.yaml:6: routes\.challanger names no role: did you mean 'challenger'\?/) });
+    expect(out["typo.yaml"]).toEqual({
+      configError: true,
+      message: expect.stringMatching(/^typo\.yaml:6: routes\.challanger names no role: did you mean 'challenger'\?/),
+    });
   });
 
   it("through the CLI: a YAML config's home is used; bad YAML and a misspelt route exit 2 with one line naming file and line", async () => {
