@@ -5,6 +5,33 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 const at = (p) => new URL(`../${p}`, import.meta.url);
 const esbuild = await import("esbuild");
 
+// The library's modules (tsc's output) lose their comments, and non-ASCII characters are escaped: V8
+// keeps every loaded module's source text on the heap for its whole life, two bytes a character when
+// one character is not Latin-1 (an em dash in a comment). Importing "dissent" kept ~0.4 MB of source
+// text; it keeps ~0.2 MB now (docs/library.md "What it costs"). The code itself is reprinted, not
+// minified; the declarations keep their doc comments, the source maps still lead to src/.
+const BUNDLED = new Set(["dist/cli/", "dist/web/", "dist/vendor/"]);
+const libraryModules = (dir) =>
+  readdirSync(at(dir), { withFileTypes: true }).flatMap((e) => {
+    if (e.isDirectory()) return BUNDLED.has(`${dir}${e.name}/`) ? [] : libraryModules(`${dir}${e.name}/`);
+    return e.name.endsWith(".js") ? [at(`${dir}${e.name}`).pathname] : [];
+  });
+await esbuild.build({
+  entryPoints: libraryModules("dist/"),
+  outdir: at("dist/").pathname,
+  outbase: at("dist/").pathname,
+  allowOverwrite: true,
+  bundle: false,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  charset: "ascii",
+  legalComments: "none",
+  sourcemap: "linked",
+  sourcesContent: false,
+  logLevel: "warning",
+});
+
 // The CLI: one ESM bundle of dissent's own code and the few packages every command loads (zod,
 // commander, yaml, p-limit), with each lazily imported command in a chunk of its own. Node's module
 // loader then opens a handful of files instead of ~140, which is most of a fully cached run's time.
@@ -30,6 +57,10 @@ await esbuild.build({
     {
       name: "packages-stay-packages",
       setup(build) {
+        // The library loads yaml on the first config file read (src/config/yaml.ts); the CLI inlines it.
+        build.onResolve({ filter: /^\.\/yaml\.js$/ }, (args) =>
+          args.importer.endsWith("/src/config/load.ts") ? { path: at("src/config/yaml-inline.ts").pathname } : undefined,
+        );
         build.onResolve({ filter: /^[^./]/ }, (args) => {
           if (args.path.startsWith("node:") || INLINE.has(packageName(args.path))) return undefined;
           return { path: args.path, external: true };

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { isMap, isScalar, LineCounter, parseDocument } from "yaml";
+import type { Document, LineCounter } from "yaml";
 import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { readBounded } from "../files/read.js";
@@ -10,6 +10,7 @@ import { checkRoutes } from "../models/router.js";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
 import { unknownRoute, unknownRouteMessage } from "./roles.js";
+import { yaml } from "./yaml.js";
 
 /** A config file that names no providers (only policies, say): a local Ollama, executor and challenger on different model families. */
 export const DEFAULT_PROVIDERS: Config["providers"] = {
@@ -94,6 +95,7 @@ export function textOrFile(entry: string, baseDir: string, what = "policy file")
 
 /** Parses and validates one YAML config; errors name the file and, where known, the line. */
 export function parseConfigText(text: string, file: string): ConfigFile {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   const err = doc.errors[0];
@@ -129,7 +131,8 @@ export function parseConfigText(text: string, file: string): ConfigFile {
 }
 
 /** `:LINE` of a mapping key (`routes.challanger`) in a YAML document, or "" when it cannot be found. */
-function keyLine(doc: ReturnType<typeof parseDocument>, lines: LineCounter, path: readonly string[]): string {
+function keyLine(doc: Document, lines: LineCounter, path: readonly string[]): string {
+  const { isMap, isScalar } = yaml();
   const parent = doc.getIn(path.slice(0, -1), true);
   if (!isMap(parent)) return "";
   const pair = parent.items.find((p) => isScalar(p.key) && String(p.key.value) === path[path.length - 1]);

@@ -1,6 +1,10 @@
-import { closest } from "fastest-levenshtein";
+import type * as Levenshtein from "fastest-levenshtein";
 import { IMPLEMENT_ROLES } from "../implement/roles.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
+import { lazyRequire } from "../lazy-require.js";
+
+/** The edit distance, loaded on the first misspelt route (it allocates a 256 KiB table at load). */
+const levenshtein: () => typeof Levenshtein = lazyRequire("fastest-levenshtein");
 
 /**
  * Roles are data (docs/configuration.md "Roles"): the set a route may name is built from the tables
@@ -29,7 +33,7 @@ export const ROUTE_NAMES: ReadonlySet<string> = new Set([
 /** The route name nearest to a misspelt one (by edit distance, case ignored). */
 export function nearestRouteName(name: string): string {
   const names = [...ROUTE_NAMES].sort();
-  const lower = closest(
+  const lower = levenshtein().closest(
     name.toLowerCase(),
     names.map((n) => n.toLowerCase()),
   );

@@ -1,7 +1,8 @@
-import { JSONRepairError, jsonrepair } from "jsonrepair";
+import type * as JsonRepair from "jsonrepair";
 import { canonicalJson } from "../hash.js";
 import { jsonRegions, opensJson, proseResumes, type Region } from "./json-regions.js";
 import { isObject, type Read } from "../contracts/lenient.js";
+import { lazyRequire } from "../lazy-require.js";
 
 /**
  * Tolerant reading of model replies (docs/configuration.md). Every function here is linear in the reply's
@@ -184,6 +185,9 @@ const MAX_REPAIR_DEPTH = 64;
 /** Deeper than this, a candidate is not a reply at all. */
 const MAX_NESTING = 512;
 
+/** jsonrepair, loaded on the first candidate JSON.parse refuses (most replies never need it). */
+const repairer: () => typeof JsonRepair = lazyRequire("jsonrepair");
+
 /** What jsonrepair may still read for one reply, in characters. */
 interface RepairBudget {
   left: number;
@@ -212,6 +216,7 @@ export function repairJson(candidate: string, budget: RepairBudget = replyBudget
   const bounded = candidate.length <= MAX_REPAIR && budget.left >= candidate.length && bracketDepth(candidate, MAX_REPAIR_DEPTH) <= MAX_REPAIR_DEPTH;
   if (bounded) {
     budget.left -= candidate.length;
+    const { JSONRepairError, jsonrepair } = repairer();
     try {
       return jsonrepair(candidate);
     } catch (e) {
