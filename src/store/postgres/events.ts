@@ -12,33 +12,54 @@ export async function stateOn(q: Query, issueId: string): Promise<AdversarialSta
   return stateFromRow((await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId])).rows[0]);
 }
 
-/** Appends inside the transaction on `q`: stamp, redact, insert; the fold and the cycle's counter move with each event. */
+/**
+ * Appends inside the transaction on `q`: stamp, redact, insert; the fold and the cycle's counter move
+ * with the events. A batch costs the same few round trips as one event (docs/factory.md "What it
+ * costs"): the rows go in one INSERT, each issue's snapshot is read once and written once, and each
+ * issue's counter moves once.
+ */
 export async function appendOn(conn: PgConn, q: Query, events: readonly NewEvent[]): Promise<StoredEvent[]> {
   if (!events.length) return [];
   // One appender at a time until commit: `seq` order is commit order, so a follower reading
   // `seq > last` never skips an event committed late (docs/serve.md), and the fold is serial.
   await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
-  const out: StoredEvent[] = [];
-  for (const input of events) {
-    const event = stampEvent(input, conn.clock().toISOString(), conn.redact);
-    const row = eventToRow(event);
-    const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [row.type, row.at, row.issue_id, row.body]);
-    const seq = Number(r.rows[0]?.seq);
+  const stamped = events.map((input) => stampEvent(input, conn.clock().toISOString(), conn.redact));
+  const rows = stamped.map(eventToRow);
+  // Rows are inserted in the order given (ORDER BY n), so `seq`s rise in that order whatever order RETURNING lists them in.
+  const r = await q(
+    `INSERT INTO ${S}.events (type, at, issue_id, body)
+     SELECT type, at, issue_id, body FROM unnest($1::text[], $2::text[], $3::text[], $4::json[]) WITH ORDINALITY AS u(type, at, issue_id, body, n) ORDER BY n
+     RETURNING seq`,
+    [rows.map((x) => x.type), rows.map((x) => x.at), rows.map((x) => x.issue_id), rows.map((x) => x.body)],
+  );
+  const seqs = r.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
+  if (seqs.length !== stamped.length) throw new Error(`the events insert returned ${seqs.length} rows for ${stamped.length} events`);
+  const folds = new Map<string, AdversarialState>();
+  const counts = new Map<string, number[]>();
+  for (const event of stamped) {
     if (event.issue_id !== null && FOLDED.has(event.type)) {
-      const next = stateToRow(event.issue_id, reduce(await stateOn(q, event.issue_id), event));
-      await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
-        next.issue_id,
-        next.state,
-      ]);
+      const state = folds.get(event.issue_id) ?? (await stateOn(q, event.issue_id));
+      folds.set(event.issue_id, reduce(state, event));
     }
     if (countsCall(event)) {
-      await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
+      counts.set(event.issue_id, [...(counts.get(event.issue_id) ?? []), event.cost_usd ?? 0]);
     }
-    out.push({ ...event, seq });
+  }
+  for (const [issueId, state] of folds) {
+    const next = stateToRow(issueId, state);
+    await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
+      next.issue_id,
+      next.state,
+    ]);
+  }
+  // Each call's dollars added in turn, left to right, as one event at a time would: the same sum to the last bit.
+  for (const [issueId, usd] of counts) {
+    const added = usd.map((_, i) => ` + $${i + 3}::float8`).join("");
+    await q(`UPDATE ${S}.plans SET calls = calls + $1, cost_usd = cost_usd${added} WHERE issue_id = $2`, [usd.length, issueId, ...usd]);
   }
   // Delivered at commit, and only then: a rolled-back append announces nothing.
-  await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(out[out.length - 1]?.seq ?? 0)]);
-  return out;
+  await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(seqs[seqs.length - 1] ?? 0)]);
+  return stamped.map((event, i) => ({ ...event, seq: seqs[i] ?? 0 }));
 }
 
 /**
