@@ -15,7 +15,8 @@ import { openPostgresStore } from "../dist/store/postgres.js";
 import { openSqliteStore } from "../dist/store/sqlite.js";
 import { chatCompletion, median, recorder, sleep } from "./lib.mjs";
 
-const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
+/** The CLI under test: this checkout's build, or another's (`DISSENT_BENCH_BIN`, a baseline to alternate with). */
+const BIN = process.env.DISSENT_BENCH_BIN ?? fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.factory.json", import.meta.url));
 
 const onlyAt = process.argv.indexOf("--only");
@@ -307,13 +308,18 @@ try {
       r.planningWall / 1000,
       "s",
     );
-    record(`wall_over_floor_${kind}`, `${name}: that wall / (20 × critical path / 8)`, r.planningWall / floor, "×", "≤ 1.2", r.planningWall / floor <= 1.2);
+    // Issues are the unit of concurrency: 20 issues on 8 slots are three rounds, so the floor is ⌈20/8⌉ critical paths
+    // (a factory with no overhead at all scores 1.2× against 20 × cp / 8, kept below as a reference).
+    const wholeIssue = r.planningWall / (Math.ceil(N / 8) * cp);
     record(
       `wall_over_whole_issue_floor_${kind}`,
       `${name}: that wall / (⌈20 / 8⌉ × critical path), the floor when issues are the unit of concurrency`,
-      r.planningWall / (Math.ceil(N / 8) * cp),
+      wholeIssue,
       "×",
+      "≤ 1.2",
+      wholeIssue <= 1.2,
     );
+    record(`wall_over_floor_${kind}`, `${name}: that wall / (20 × critical path / 8), reference (no overhead at all scores 1.2×)`, r.planningWall / floor, "×");
   }
 } finally {
   await model.close();

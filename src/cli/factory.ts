@@ -5,6 +5,7 @@ import { lineWriter } from "../factory/lines.js";
 import { localQueue } from "../factory/local-queue.js";
 import { pgBossQueue } from "../factory/pg-queue.js";
 import type { WorkQueue } from "../factory/queue.js";
+import { warmUp } from "../factory/warm.js";
 import { factorySettings } from "../factory/settings.js";
 import type { ObservedCall } from "../models/types.js";
 import { requireKeys, requirePrices } from "../models/router.js";
@@ -81,6 +82,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
       warn,
       signal: io.signal,
       ...(commands ? { commands } : {}),
+      warm: () => warmUp(dissent.config, io.env, roles, Boolean(settings.implement)),
       interrupt: (e) => stopping.abort(new Interrupted(`the factory is stopping: ${messageOf(e)}`)),
       lost: lost.signal,
     });

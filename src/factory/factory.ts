@@ -28,6 +28,8 @@ export interface FactoryDeps {
   interrupt: (reason: unknown) => void;
   /** Aborted, with the error, when the queue's database went away: the factory stops as on any fatal error. */
   lost?: AbortSignal;
+  /** Loads what a round needs; started with the first poll, awaited before the first round is taken (src/factory/warm.ts). */
+  warm?: () => Promise<void>;
   /** Handles new comment commands, once per poll (the GitHub tracker: docs/github-action.md). */
   commands?: () => Promise<void>;
   now?: () => number;
@@ -117,6 +119,8 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
 
   let nextPoll = now();
   let polled = false;
+  // Alongside the first poll: the rounds it finds start warm, and a poll that finds nothing waits on little more than itself.
+  const warming = deps.warm?.();
   while (!stopping()) {
     if (!polled || (!settings.once && now() >= nextPoll)) {
       try {
@@ -131,6 +135,7 @@ export async function runFactory(deps: FactoryDeps): Promise<FactoryResult> {
       nextPoll = now() + settings.pollIntervalMs;
     }
     try {
+      await warming;
       await dispatch();
     } catch (e) {
       trouble(e, "taking a round from the queue");

@@ -38,6 +38,10 @@ export async function capResponse(res: Response, limit: number): Promise<Respons
     throw new ReplyTooLarge(limit);
   }
   if (!res.body) return res;
+  // A body of declared length that arrives as sent is bounded by that length already (HTTP framing ends it there):
+  // it is handed on untouched, without a second stream per reply. A compressed one can inflate past it: counted.
+  const encoding = res.headers.get("content-encoding");
+  if (Number.isFinite(declared) && res.headers.has("content-length") && (!encoding || encoding === "identity")) return res;
   let seen = 0;
   const counted = res.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({

@@ -513,6 +513,28 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       expect(row?.cost_usd).toBeCloseTo(0.3, 10);
     });
 
+    it("one append of several issues' calls and stage events: each issue's counter and snapshot move as if appended one by one, to the last bit", async () => {
+      const s = await store();
+      await s.savePlan(plan("1", { cost_usd: 0.1 }));
+      await s.savePlan(plan("2"));
+      const batch = [
+        modelCall("1", { cost_usd: 0.2 }),
+        started("2", "plan"),
+        modelCall("2", { cost_usd: 0.7 }),
+        modelCall("1", { cost_usd: 0.3 }),
+        forwarded("2", concern("PLAN-TESTER-001")),
+        modelCall("1", { cached: true, cost_usd: 5 }),
+      ];
+      const stored = await s.append(batch);
+      expectIncreasingSeq(stored);
+      expect(await s.events()).toEqual(stored);
+      // (0.1 + 0.2) + 0.3 is 0.6000000000000001: the dollars are added in turn, never summed first (0.1 + 0.5 = 0.6).
+      expect((await s.plan("1"))?.cost_usd).toBe(0.1 + 0.2 + 0.3);
+      expect(await s.plan("1")).toMatchObject({ calls: 2 });
+      expect(await s.plan("2")).toMatchObject({ calls: 1, cost_usd: 0.7 });
+      expect((await expectSnapshotIsFold(s, "2")).pending_concerns.map((c) => c.id)).toEqual(["PLAN-TESTER-001"]);
+    });
+
     it("the count survives closing and reopening the store (a killed run resumes with its budget spent)", async () => {
       const first = await store();
       await first.savePlan(plan("1"));

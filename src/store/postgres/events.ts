@@ -2,7 +2,7 @@ import type { AdversarialState } from "../../contracts/concern.js";
 import type { NewEvent } from "../../contracts/events.js";
 import type { EventQuery, EventsPort, StoredEvent } from "../port.js";
 import { countFromRow, eventFromRow, eventToRow, stateFromRow, stateToRow } from "../rows.js";
-import { countsCall, FOLDED, reduce, stampEvent } from "../state.js";
+import { countsCall, emptyState, FOLDED, reduce, stampEvent } from "../state.js";
 import type { PgConn, Query } from "./connection.js";
 import { followEvents } from "./follow.js";
 import { APPEND_LOCK, PG_CHANNEL, PG_SCHEMA as S } from "./schema.js";
@@ -12,33 +12,55 @@ export async function stateOn(q: Query, issueId: string): Promise<AdversarialSta
   return stateFromRow((await q(`SELECT state FROM ${S}.adversarial_state WHERE issue_id = $1`, [issueId])).rows[0]);
 }
 
-/** Appends inside the transaction on `q`: stamp, redact, insert; the fold and the cycle's counter move with each event. */
+/**
+ * Appends inside the transaction on `q`: stamp, redact, insert; the fold and the cycle's counter move
+ * with the events. Three round trips whatever the batch (docs/factory.md "How fast"): the lock and the
+ * rows; the snapshots of the issues the fold moves; the new snapshots, the counters and the notice.
+ */
 export async function appendOn(conn: PgConn, q: Query, events: readonly NewEvent[]): Promise<StoredEvent[]> {
   if (!events.length) return [];
-  // One appender at a time until commit: `seq` order is commit order, so a follower reading
-  // `seq > last` never skips an event committed late (docs/serve.md), and the fold is serial.
-  await q("SELECT pg_advisory_xact_lock($1)", [APPEND_LOCK]);
-  const out: StoredEvent[] = [];
-  for (const input of events) {
-    const event = stampEvent(input, conn.clock().toISOString(), conn.redact);
-    const row = eventToRow(event);
-    const r = await q(`INSERT INTO ${S}.events (type, at, issue_id, body) VALUES ($1, $2, $3, $4) RETURNING seq`, [row.type, row.at, row.issue_id, row.body]);
-    const seq = Number(r.rows[0]?.seq);
-    if (event.issue_id !== null && FOLDED.has(event.type)) {
-      const next = stateToRow(event.issue_id, reduce(await stateOn(q, event.issue_id), event));
-      await q(`INSERT INTO ${S}.adversarial_state (issue_id, state) VALUES ($1, $2) ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state`, [
-        next.issue_id,
-        next.state,
-      ]);
-    }
-    if (countsCall(event)) {
-      await q(`UPDATE ${S}.plans SET calls = calls + 1, cost_usd = cost_usd + $1 WHERE issue_id = $2`, [event.cost_usd ?? 0, event.issue_id]);
-    }
-    out.push({ ...event, seq });
+  const stamped = events.map((input) => stampEvent(input, conn.clock().toISOString(), conn.redact));
+  const rows = stamped.map(eventToRow);
+  // One appender at a time until commit: `seq` order is commit order, so a follower reading `seq > last`
+  // never skips an event committed late (docs/serve.md), and the fold is serial. The rows are numbered
+  // under the lock and in the order given (ORDER BY n), so `seq`s rise in that order whatever order RETURNING lists them in.
+  const inserted = await q(
+    `WITH locked AS (SELECT pg_advisory_xact_lock($1))
+     INSERT INTO ${S}.events (type, at, issue_id, body)
+     SELECT u.type, u.at, u.issue_id, u.body FROM locked, unnest($2::text[], $3::text[], $4::text[], $5::json[]) WITH ORDINALITY AS u(type, at, issue_id, body, n) ORDER BY u.n
+     RETURNING seq`,
+    [APPEND_LOCK, rows.map((x) => x.type), rows.map((x) => x.at), rows.map((x) => x.issue_id), rows.map((x) => x.body)],
+  );
+  const seqs = inserted.rows.map((row) => Number(row.seq)).sort((a, b) => a - b);
+  if (seqs.length !== stamped.length) throw new Error(`the events insert returned ${seqs.length} rows for ${stamped.length} events`);
+  // Read after the lock, in a statement of its own: its snapshot holds every append committed before ours.
+  const folded = [...new Set(stamped.flatMap((e) => (e.issue_id !== null && FOLDED.has(e.type) ? [e.issue_id] : [])))];
+  const states = new Map<string, AdversarialState>();
+  if (folded.length) {
+    const found = await q(`SELECT issue_id, state FROM ${S}.adversarial_state WHERE issue_id = ANY($1)`, [folded]);
+    for (const row of found.rows) states.set(String(row.issue_id), stateFromRow(row));
   }
+  const counts = new Map<string, number[]>();
+  for (const event of stamped) {
+    if (event.issue_id !== null && FOLDED.has(event.type)) states.set(event.issue_id, reduce(states.get(event.issue_id) ?? emptyState(), event));
+    if (countsCall(event)) counts.set(event.issue_id, [...(counts.get(event.issue_id) ?? []), event.cost_usd ?? 0]);
+  }
+  const next = folded.map((id) => stateToRow(id, states.get(id) ?? emptyState()));
+  const values: unknown[] = [PG_CHANNEL, String(seqs[seqs.length - 1] ?? 0), next.map((x) => x.issue_id), next.map((x) => x.state)];
+  // Each call's dollars added in turn, left to right, as one event at a time would: the same sum to the last bit.
+  const counters = [...counts].map(([issueId, usd], i) => {
+    const at = values.push(usd.length, issueId);
+    const added = usd.map((cost) => ` + $${values.push(cost)}::float8`).join("");
+    return `, c${i} AS (UPDATE ${S}.plans SET calls = calls + $${at - 1}, cost_usd = cost_usd${added} WHERE issue_id = $${at} RETURNING 1)`;
+  });
   // Delivered at commit, and only then: a rolled-back append announces nothing.
-  await q("SELECT pg_notify($1, $2)", [PG_CHANNEL, String(out[out.length - 1]?.seq ?? 0)]);
-  return out;
+  await q(
+    `WITH st AS (INSERT INTO ${S}.adversarial_state (issue_id, state) SELECT * FROM unnest($3::text[], $4::json[])
+                 ON CONFLICT (issue_id) DO UPDATE SET state = EXCLUDED.state RETURNING 1)${counters.join("")}
+     SELECT pg_notify($1, $2)`,
+    values,
+  );
+  return stamped.map((event, i) => ({ ...event, seq: seqs[i] ?? 0 }));
 }
 
 /**

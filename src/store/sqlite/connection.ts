@@ -51,6 +51,8 @@ export interface ConnOptions {
 /** Wraps an open, migrated database as the connection the sub-ports share. */
 export function sqliteConn(db: Db, home: string, file: string, readOnly: boolean, opts: ConnOptions): SqliteConn {
   const mutex = new Mutex();
+  // One transaction wrapper for the connection (better-sqlite3 builds five functions per `transaction()`): every write runs through it.
+  const inTransaction = db.transaction(<T>(fn: () => T): T => fn());
   let isClosed = false;
   const followers = new Set<() => void>();
   const guard = <T>(fn: () => T): T => {
@@ -73,7 +75,7 @@ export function sqliteConn(db: Db, home: string, file: string, readOnly: boolean
       if (readOnly) throw new StoreError(`the store ${file} is read-only here: this command writes to it; give the user write access to DISSENT_HOME`);
     },
     read: (fn) => mutex.run(() => guard(fn)),
-    write: (fn) => mutex.run(() => guard(() => db.transaction(fn).immediate())),
+    write: (fn) => mutex.run(() => guard(() => inTransaction.immediate(fn) as ReturnType<typeof fn>)),
     exclusive: (fn) => mutex.run(fn),
     followers,
     closed: () => isClosed,
