@@ -31,6 +31,21 @@ const NAME_RE = /\p{Lu}[\p{L}\p{N}'’&-]*(?:[ \t]+\p{Lu}[\p{L}\p{N}'’&-]*)*/g
 /** What may stand just before the first word of a sentence (the word's capital is grammar, not a name). */
 const SENTENCE_START = /(?:^|[.!?:;]["'”’)\]]*\s+|\n[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)?|^[ \t]*(?:[-*+•>#]+[ \t]*|\d{1,3}[.)][ \t]*)|["“([]\s*)$/u;
 
+/**
+ * Every match of a global regex, read with `exec` from the start: what `matchAll` gives, without the
+ * regex copy and iterator it makes per call (the drift check runs on every revision).
+ */
+function matchesOf(text: string, re: RegExp): RegExpExecArray[] {
+  const found: RegExpExecArray[] = [];
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    found.push(m);
+    if (m[0] === "") re.lastIndex++; // never loops on an empty match (none of these patterns has one)
+  }
+  re.lastIndex = 0;
+  return found;
+}
+
 /** Every date has four digits in a row or a digit, `/` or `.`, digit: a text with neither holds none (the date scan is the costly one). */
 const MAY_HOLD_DATE = /\d{4}|\d[/.]\d/;
 
@@ -39,7 +54,7 @@ const MAY_HOLD_DATE = /\d{4}|\d[/.]\d/;
  * digits are not also read as numbers), from one scan rather than a scan and a replace.
  */
 function scan(text: string, re: RegExp): { found: RegExpExecArray[]; rest: string } {
-  const found = [...text.matchAll(re)] as RegExpExecArray[];
+  const found = matchesOf(text, re);
   if (found.length === 0) return { found, rest: text };
   let rest = "";
   let at = 0;
@@ -80,8 +95,8 @@ function factsOf(text: string): Facts {
   const date = MAY_HOLD_DATE.test(url.rest) ? scan(url.rest, DATE_RE) : { found: [], rest: url.rest };
   for (const m of date.found) dates.set(dateKey(m[0]), m[0]);
   const rest = date.rest.replace(LIST_NUMBER, (m, indent: string) => indent + " ".repeat(m.length - indent.length));
-  for (const m of rest.matchAll(NUMBER_RE)) numbers.set(numberKey(m[0]), m[0]);
-  for (const m of rest.matchAll(NAME_RE)) {
+  for (const m of matchesOf(rest, NUMBER_RE)) numbers.set(numberKey(m[0]), m[0]);
+  for (const m of matchesOf(rest, NAME_RE)) {
     let words = m[0].split(/[ \t]+/);
     // The capital of a sentence's first word is grammar: drop that word, keep any name after it.
     if (SENTENCE_START.test(rest.slice(Math.max(0, (m.index ?? 0) - 12), m.index))) words = words.slice(1);
@@ -116,14 +131,19 @@ function wordFinder(source: string): (word: string) => boolean {
  * first appearance. `given` is everything the executor was given: prompt, draft, constraints, policies.
  */
 export function revisionDrift(revision: string, given: readonly string[]): DriftToken[] {
+  const rev = factsOf(revision);
+  // A revision with no facts drifts from nothing: the sources need not be read.
+  if (rev.urls.size + rev.dates.size + rev.numbers.size + rev.names.size === 0) return [];
   const source = given.join("\n");
   const src = factsOf(source);
-  const normSource = normalize(source);
-  const hasWord = wordFinder(normSource);
-  const rev = factsOf(revision);
+  // The normalised source and its word index are built only when a fact is not among the source's own.
+  let normalized: string | undefined;
+  const normSource = () => (normalized ??= normalize(source));
+  let finder: ((word: string) => boolean) | undefined;
+  const hasWord = (word: string) => (finder ??= wordFinder(normSource()))(word);
   const out: DriftToken[] = [];
-  for (const [key, text] of rev.urls) if (!src.urls.has(key) && !normSource.includes(key)) out.push({ kind: "url", text });
-  for (const [key, text] of rev.dates) if (!src.dates.has(key) && !normSource.includes(normalize(text))) out.push({ kind: "date", text });
+  for (const [key, text] of rev.urls) if (!src.urls.has(key) && !normSource().includes(key)) out.push({ kind: "url", text });
+  for (const [key, text] of rev.dates) if (!src.dates.has(key) && !normSource().includes(normalize(text))) out.push({ kind: "date", text });
   for (const [key, text] of rev.numbers) if (!src.numbers.has(key)) out.push({ kind: "number", text });
   for (const [key, text] of rev.names) {
     if (src.names.has(key) || hasWord(key)) continue;

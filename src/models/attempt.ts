@@ -46,8 +46,19 @@ export function interruption(signal: AbortSignal | undefined): DissentError {
   return new Interrupted("interrupted");
 }
 
+/** One raw Output per schema and mode: it holds no state of a call, so every call of that schema shares it. */
+const rawOutputs = new WeakMap<ReplySchema, Map<ModelTarget["structured"], OutputInterface<string, string, never>>>();
+
 /** An AI SDK Output that asks for JSON via `response_format` but hands back the raw text: we parse tolerantly. */
 function rawJsonOutput(schema: ReplySchema, mode: ModelTarget["structured"]): OutputInterface<string, string, never> {
+  let byMode = rawOutputs.get(schema);
+  if (!byMode) rawOutputs.set(schema, (byMode = new Map()));
+  let output = byMode.get(mode);
+  if (!output) byMode.set(mode, (output = newRawJsonOutput(schema, mode)));
+  return output;
+}
+
+function newRawJsonOutput(schema: ReplySchema, mode: ModelTarget["structured"]): OutputInterface<string, string, never> {
   return {
     name: "json",
     responseFormat: Promise.resolve(
@@ -99,17 +110,30 @@ export interface Prepared {
 /** Without a sink of the caller's, the SDK's warnings are Node process warnings: stderr, never stdout. */
 const processWarning: WarningSink = (message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" });
 
+/** Each sink's wrapped models, by target: a run's calls (a gate's draft and revision) wrap a model once, not once per attempt. */
+const quietModels = new WeakMap<WarningSink, WeakMap<ModelTarget, { model: Model; quiet: Model }>>();
+
 /** The target's model with its AI SDK warnings routed to the caller's sink instead of the SDK's console (docs/run.md). */
 function quietModel({ wrap, model }: Prepared, target: ModelTarget, sink: WarningSink | undefined): Model {
   if (typeof model !== "object" || model.specificationVersion !== "v3") return model;
+  const to = sink ?? processWarning;
+  let bySink = quietModels.get(to);
+  if (!bySink) quietModels.set(to, (bySink = new WeakMap()));
+  const known = bySink.get(target);
+  if (known?.model === model) return known.quiet;
   const who = { provider: target.provider, model: target.model, sdk: model };
-  return wrap({ model, middleware: warningsMiddleware((warnings) => reportSdkWarnings(warnings, who, sink ?? processWarning)) });
+  const quiet = wrap({ model, middleware: warningsMiddleware((warnings) => reportSdkWarnings(warnings, who, to)) });
+  bySink.set(target, { model, quiet });
+  return quiet;
 }
 
 /** A reply as one attempt received it: the cached fields and the provider's own finish reason. */
 export interface Received extends CachedReply {
   raw_finish_reason?: string;
 }
+
+/** A JSON Schema is a guide, not a strict contract: replies are read tolerantly (one object for every call; the SDK only reads it). */
+const LOOSE_SCHEMA = { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } };
 
 /** One attempt: its own timer, cleared when it ends (no timer outlives its call), and the caller's signal linked in. */
 async function attemptOnce(
@@ -124,8 +148,9 @@ async function attemptOnce(
     timedOut = true;
     controller.abort(new Error("timed out"));
   }, ctx.timeoutMs);
-  const onAbort = () => controller.abort(ctx.signal?.reason);
-  ctx.signal?.addEventListener("abort", onAbort, { once: true });
+  const signal = ctx.signal;
+  const onAbort = signal ? () => controller.abort(signal.reason) : undefined;
+  if (onAbort) signal?.addEventListener("abort", onAbort, { once: true });
   try {
     if (ctx.signal?.aborted) throw interruption(ctx.signal);
     const structured = request.schema !== undefined && target.structured !== "prompt";
@@ -141,7 +166,7 @@ async function attemptOnce(
       ...(structured && request.schema
         ? {
             output: rawJsonOutput(request.schema, target.structured),
-            providerOptions: { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } },
+            providerOptions: LOOSE_SCHEMA,
           }
         : {}),
     });
@@ -164,7 +189,7 @@ async function attemptOnce(
     return { error: e, timedOut };
   } finally {
     clearTimeout(timer);
-    ctx.signal?.removeEventListener("abort", onAbort);
+    if (onAbort) signal?.removeEventListener("abort", onAbort);
   }
 }
 
@@ -250,5 +275,8 @@ export function wireMessages(request: ModelRequest, target: Pick<ModelTarget, "c
   return [split, ...request.messages.slice(1)];
 }
 
+/** The process's monotonic clock, one function for every call (no closure allocated per read). */
+const monotonic = () => performance.now();
+
 /** The clock call times are read from: the context's (tests), else the process's monotonic one. */
-export const clockOf = (ctx: CallContext): (() => number) => ctx.now ?? (() => performance.now());
+export const clockOf = (ctx: CallContext): (() => number) => ctx.now ?? monotonic;

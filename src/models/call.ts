@@ -79,6 +79,12 @@ export async function networkCalls(meta: Pick<CallMeta, "role" | "routeAs">, req
   return 1;
 }
 
+/** The keys of a call neither cached nor recorded as an event: no hashing (a route has at most two targets). */
+const UNKEYED: readonly string[] = ["", ""];
+
+/** No redaction configured: the text as it is. */
+const unchanged = (t: string) => t;
+
 /** Milliseconds to two decimals, as call records give them. */
 const ms = (t: number) => Math.round(t * 100) / 100;
 
@@ -209,7 +215,7 @@ async function sendTo<T>(
   key: string,
 ): Promise<{ reply: ModelReply<T> } | { failed: AttemptsFailed; record: CallRecord }> {
   const { request, ctx } = r;
-  const redact = ctx.redact ?? ((t: string) => t);
+  const redact = ctx.redact ?? unchanged;
   const loaded = prepared(target) ?? (await prepare(target)); // a missing API key fails here, before the budget is touched
   // With a dollar ceiling, a call is sent only if its worst case fits: the prompt (~4 characters a
   // token) and the most it may write (max_tokens, else 4096).
@@ -219,7 +225,8 @@ async function sendTo<T>(
   const queued: Queued = { ms: 0 };
   try {
     const { reply, attempts } = await withRetries(loaded, target, request, ctx, queued);
-    const clean: Received = { ...reply, text: redact(reply.text) }; // a reply that echoes a key never carries it further
+    const text = redact(reply.text); // a reply that echoes a key never carries it further
+    const clean: Received = text === reply.text ? reply : { ...reply, text };
     if (ctx.cache) {
       const { raw_finish_reason: _raw, ...stored } = clean;
       await ctx.cache.put(key, stored, { provider: target.provider, model: target.model });
@@ -266,10 +273,11 @@ export async function callModel<T = unknown>(
   const targets = route.secondary ? [route.primary, route.secondary] : [route.primary];
   // The content address is needed only by a cache or an event sink: a bare library call skips the hashing.
   const keyed = ctx.cache !== undefined || ctx.emit !== undefined;
-  const keys = keyed ? targets.map((t) => requestKey(t, request, ctx.seed)) : targets.map(() => "");
+  const keys = keyed ? targets.map((t) => requestKey(t, request, ctx.seed)) : UNKEYED;
   const r: Recording<T> = { meta, request, ctx, parse };
 
-  const hit = await fromCache(r, targets, keys);
+  // Without a cache there is nothing to look up: no promise to wait for.
+  const hit = ctx.cache && ctx.cacheMode !== "bypass" ? await fromCache(r, targets, keys) : undefined;
   if (hit) return hit;
   if (ctx.cacheMode === "replay") {
     throw new ReplayMiss(`--replay: no cached reply for role '${meta.role}' (${route.primary.provider}:${route.primary.model}); run once without --replay`);

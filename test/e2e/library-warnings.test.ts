@@ -75,6 +75,22 @@ describe("the AI SDK's warnings in the library", () => {
     ]);
   });
 
+  it("each runAudit's onWarning gets the warnings of its own calls, though the model is the same object (wrapped once per sink)", async () => {
+    const r = await node(`
+      import { runAudit } from "dissent";
+      import { createAnthropic } from "@ai-sdk/anthropic";
+      const claude = createAnthropic({ apiKey: "sk-ant-test-0123456789", baseURL: ${JSON.stringify(server.url)} })("claude-sonnet-4-5");
+      const first = [];
+      const second = [];
+      await runAudit({ executor: claude, challenger: claude, prompt: "Say something.", onWarning: (m) => first.push(m) });
+      await runAudit({ executor: claude, challenger: claude, prompt: "Say something else.", onWarning: (m) => second.push(m) });
+      process.stdout.write(JSON.stringify({ first, second }));
+    `);
+    expect(r.code, r.stderr).toBe(0);
+    const line = `provider 'anthropic.messages' (claude-sonnet-4-5) does not support "seed", so the AI SDK left it out`;
+    expect(JSON.parse(r.stdout)).toEqual({ first: [line], second: [line] });
+  });
+
   it("AI_SDK_LOG_WARNINGS = false silences them", async () => {
     const r = await node(script("globalThis.AI_SDK_LOG_WARNINGS = false;"));
     expect(r.code, r.stderr).toBe(0);
