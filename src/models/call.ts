@@ -2,6 +2,7 @@ import type { CallRecord } from "../contracts/audit.js";
 import type { NewEvent } from "../contracts/events.js";
 import { DissentError, ReplayMiss } from "../errors.js";
 import { canonicalJson, sha256 } from "../hash.js";
+import type { ReplyCache } from "./cache.js";
 import { AttemptsFailed, clockOf, prepare, prepared, withRetries, type Queued, type Received } from "./attempt.js";
 import { callError, type TargetFailure } from "./call-error.js";
 import { stripThink, type Parsed } from "./json.js";
@@ -194,9 +195,7 @@ async function record<T>(
  * Every target's cache first: a run that once fell back to the secondary replays from it without
  * knocking on the dead primary again (identical inputs, no network call).
  */
-async function fromCache<T>(r: Recording<T>, targets: readonly ModelTarget[], keys: readonly string[]): Promise<ModelReply<T> | undefined> {
-  const { cache, cacheMode } = r.ctx;
-  if (!cache || cacheMode === "bypass") return undefined;
+async function fromCache<T>(r: Recording<T>, cache: ReplyCache, targets: readonly ModelTarget[], keys: readonly string[]): Promise<ModelReply<T> | undefined> {
   for (const [i, target] of targets.entries()) {
     const started = clockOf(r.ctx)();
     const hit = await cache.get(keys[i] as string);
@@ -277,7 +276,7 @@ export async function callModel<T = unknown>(
   const r: Recording<T> = { meta, request, ctx, parse };
 
   // Without a cache there is nothing to look up: no promise to wait for.
-  const hit = ctx.cache && ctx.cacheMode !== "bypass" ? await fromCache(r, targets, keys) : undefined;
+  const hit = ctx.cache && ctx.cacheMode !== "bypass" ? await fromCache(r, ctx.cache, targets, keys) : undefined;
   if (hit) return hit;
   if (ctx.cacheMode === "replay") {
     throw new ReplayMiss(`--replay: no cached reply for role '${meta.role}' (${route.primary.provider}:${route.primary.model}); run once without --replay`);

@@ -32,7 +32,8 @@ export function cappedFetch(limit: number, base: typeof fetch = fetch): typeof f
 
 /** The response with its body counted against `limit` (a Content-Length beyond it fails before a byte is read). */
 export async function capResponse(res: Response, limit: number): Promise<Response> {
-  const declared = Number(res.headers.get("content-length") ?? "");
+  const length = res.headers.get("content-length");
+  const declared = length === null ? Number.NaN : Number(length);
   if (Number.isFinite(declared) && declared > limit) {
     await res.body?.cancel().catch(() => undefined); // nothing of it is wanted
     throw new ReplyTooLarge(limit);
@@ -41,7 +42,7 @@ export async function capResponse(res: Response, limit: number): Promise<Respons
   // A body of declared length that arrives as sent is bounded by that length already (HTTP framing ends it there):
   // it is handed on untouched, without a second stream per reply. A compressed one can inflate past it: counted.
   const encoding = res.headers.get("content-encoding");
-  if (Number.isFinite(declared) && res.headers.has("content-length") && (!encoding || encoding === "identity")) return res;
+  if (Number.isFinite(declared) && (!encoding || encoding === "identity")) return res;
   let seen = 0;
   const counted = res.body.pipeThrough(
     new TransformStream<Uint8Array, Uint8Array>({
