@@ -27,13 +27,17 @@ export function cycleToImplement(labels: readonly string[], row: PlanRow | undef
  * The cycle the factory would plan for an issue now, or undefined when it has nothing to plan:
  * an issue labelled `dissent-find` is planned (its cycle resumed if one is under way, else the
  * next); one still labelled `dissent-plan` whose cycle is under way (interrupted, or its worker
- * died) is resumed; one whose cycle ended without a plan (`budget`) is tried again in a new cycle.
+ * died) is resumed, and so is one whose outcome label moved but whose cycle did not commit (stopped
+ * between the two); one whose cycle ended without a plan (`budget`) is tried again in a new cycle.
  * Anything else (planned, waiting for a re-plan by hand, merged) is left alone.
  */
 export function cycleToPlan(labels: readonly string[], row: PlanRow | undefined): number | undefined {
   const status = row?.status ?? "new";
   const find = labels.includes("dissent-find");
-  const unfinished = labels.includes("dissent-plan") && (status === "planning" || status === "budget");
+  // A cycle still `planning` under an outcome label was stopped between the label move and its commit: it resumes.
+  const unfinished =
+    (labels.includes("dissent-plan") && (status === "planning" || status === "budget")) ||
+    (status === "planning" && (labels.includes("dissent-ready") || labels.includes("dissent-hitl")));
   if (!find && !unfinished) return undefined;
   if (labels.includes("dissent-fixed")) return undefined;
   if (!row) return 1;

@@ -87,8 +87,11 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   const id = issue.id;
   transition(issue.labels, "dissent-plan", id); // refuse an illegal move before anything changes
   // A reviewed plan is not replanned by accident: a new cycle can flip it to needs_replan (docs/issue.md).
+  // The label alone counts only without a cycle in this store (a tracker shared with another store); a
+  // cycle still `planning` under `dissent-ready` was stopped between its label move and its commit: it resumes.
   const before = await store.plan(id);
-  if (!deps.replan && (before?.status === "ready" || issue.labels.includes("dissent-ready"))) {
+  const labelledReady = issue.labels.includes("dissent-ready") && before?.status !== "planning";
+  if (!deps.replan && (before?.status === "ready" || labelledReady)) {
     throw new UsageError(`issue ${id} is ready (its plan was reviewed); to plan it again, run dissent issue plan ${id} --replan`);
   }
   const project = await deps.project?.();

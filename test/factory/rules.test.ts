@@ -100,6 +100,9 @@ describe("which cycle a poll plans", () => {
     expect(cycleToPlan(["dissent-find"], row("planning", 1))).toBe(1); // killed before its label moved
     expect(cycleToPlan(["dissent-plan", "dissent-adv-shape-running"], row("planning", 1))).toBe(1);
     expect(cycleToPlan(["dissent-plan"], row("budget", 1))).toBe(2);
+    // Stopped after its outcome label moved, before the cycle's commit: the label says done, the store does not.
+    expect(cycleToPlan(["dissent-ready"], row("planning", 1))).toBe(1);
+    expect(cycleToPlan(["dissent-hitl"], row("planning", 2))).toBe(2);
   });
 
   it("planned, waiting for a re-plan by hand, merged, or not dissent's: nothing", () => {
