@@ -1,7 +1,7 @@
 import type { LanguageModel } from "ai";
 import type { ProviderConfig, ProviderType } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
-import { cappedFetch } from "./reply-cap.js";
+import { httpFetch, loadHttpClient } from "./http-fetch.js";
 import { sseTolerant } from "./sse-fetch.js";
 
 /** How requests ask for structured replies: OpenAI `response_format` json_schema / json_object, by prompt only, or by the engine's grammar. */
@@ -59,13 +59,13 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: (p) => (p.structured_outputs === false ? "json_object" : "json_schema"),
     cacheIdentity: (p) => `openai-compatible ${urlOf(p, "")}`,
     async create(p, ctx) {
-      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+      const [{ createOpenAICompatible }] = await Promise.all([import("@ai-sdk/openai-compatible"), loadHttpClient()]);
       return createOpenAICompatible({
         name: ctx.name,
         baseURL: urlOf(p, ""),
         ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
         headers: ctx.headers,
-        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
+        fetch: withExtraBody(p.extra_body, sseTolerant(httpFetch(ctx.maxReplyBytes))),
         includeUsage: true,
         supportsStructuredOutputs: p.structured_outputs ?? true,
       }).chatModel(ctx.model);
@@ -78,12 +78,12 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: (p) => (p.structured_outputs === false ? "json_object" : "json_schema"),
     cacheIdentity: (p) => `openai ${urlOf(p, "https://api.openai.com/v1")}`,
     async create(p, ctx) {
-      const { createOpenAI } = await import("@ai-sdk/openai");
+      const [{ createOpenAI }] = await Promise.all([import("@ai-sdk/openai"), loadHttpClient()]);
       return createOpenAI({
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
+        fetch: withExtraBody(p.extra_body, sseTolerant(httpFetch(ctx.maxReplyBytes))),
       }).chat(ctx.model);
     },
   },
@@ -95,12 +95,12 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: () => "prompt",
     cacheIdentity: (p) => `anthropic ${urlOf(p, "https://api.anthropic.com/v1")}`,
     async create(p, ctx) {
-      const { createAnthropic } = await import("@ai-sdk/anthropic");
+      const [{ createAnthropic }] = await Promise.all([import("@ai-sdk/anthropic"), loadHttpClient()]);
       return createAnthropic({
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, cappedFetch(ctx.maxReplyBytes)),
+        fetch: withExtraBody(p.extra_body, httpFetch(ctx.maxReplyBytes)),
       })(ctx.model);
     },
   },
