@@ -215,11 +215,10 @@ async function transportCpu() {
   const { generateText } = await import("ai");
   const { cappedFetch } = await import("../dist/models/reply-cap.js");
   const { sseTolerant } = await import("../dist/models/sse-fetch.js");
-  const { httpFetch, loadHttpClient } = await import("../dist/models/http-fetch.js");
-  await loadHttpClient();
+  const { httpFetch } = await import("../dist/models/http-fetch.js");
   const limit = 8 * 1024 * 1024;
   const modelWith = (fetch) => createOpenAICompatible({ name: "local", baseURL: `http://127.0.0.1:${port}/v1`, fetch, includeUsage: true }).chatModel("m");
-  const models = { fetch: modelWith(sseTolerant(cappedFetch(limit))), undici: modelWith(sseTolerant(httpFetch(limit))) };
+  const models = { fetch: modelWith(sseTolerant(cappedFetch(limit))), transport: modelWith(sseTolerant(httpFetch(limit))) };
   const prompt = "Review this plan: retry uploads on flaky networks with backoff. ".repeat(40);
   const block = async (model, calls) => {
     const before = process.cpuUsage();
@@ -232,13 +231,13 @@ async function transportCpu() {
     return (used.user + used.system) / calls;
   };
   for (const m of Object.values(models)) await block(m, 200); // warm: JIT, connections
-  const samples = { fetch: [], undici: [] };
-  for (let rep = 0; rep < 5; rep++) for (const k of rep % 2 ? ["undici", "fetch"] : ["fetch", "undici"]) samples[k].push(await block(models[k], 400));
+  const samples = { fetch: [], transport: [] };
+  for (let rep = 0; rep < 5; rep++) for (const k of rep % 2 ? ["transport", "fetch"] : ["fetch", "transport"]) samples[k].push(await block(models[k], 400));
   child.stdin.end();
   console.log(
-    `transport CPU µs per call: fetch ${samples.fetch.map((x) => x.toFixed(0)).join(" ")}; undici ${samples.undici.map((x) => x.toFixed(0)).join(" ")}`,
+    `transport CPU µs per call: fetch ${samples.fetch.map((x) => x.toFixed(0)).join(" ")}; transport ${samples.transport.map((x) => x.toFixed(0)).join(" ")}`,
   );
-  return { fetch: median(samples.fetch), undici: median(samples.undici) };
+  return { fetch: median(samples.fetch), transport: median(samples.transport) };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -394,7 +393,7 @@ try {
   }
 
   // 5. The model calls' transport alone: CPU per call through the openai-compatible provider and the AI SDK, Node's fetch
-  // (web streams) against undici's request() (src/models/http-fetch.ts), 8 calls in flight as in a round of the factory;
+  // (web streams) against the transport (src/models/http-fetch.ts: node:http, keep-alive), 8 calls in flight as in a round of the factory;
   // the model server in another process so that only the client's CPU is counted; blocks alternated, medians.
   if (section("transport")) {
     const t = await transportCpu();
@@ -405,12 +404,12 @@ try {
       "µs",
     );
     record(
-      "transport_cpu_us_per_call_undici",
-      "Model call through the provider, 8 in flight: CPU per call with the transport (undici request)",
-      t.undici,
+      "transport_cpu_us_per_call_node_http",
+      "Model call through the provider, 8 in flight: CPU per call with the transport (node:http)",
+      t.transport,
       "µs",
     );
-    record("transport_cpu_undici_over_fetch", "  the transport's CPU per call / Node's fetch's", t.undici / t.fetch, "×");
+    record("transport_cpu_over_fetch", "  the transport's CPU per call / Node's fetch's", t.transport / t.fetch, "×");
   }
 } finally {
   await model.close();

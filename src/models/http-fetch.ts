@@ -1,25 +1,15 @@
-import { STATUS_CODES } from "node:http";
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from "node:http";
+import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
 import { promisify } from "node:util";
 import { brotliDecompress, constants, gunzip, inflate, type ZlibOptions } from "node:zlib";
-import type { Agent } from "undici";
 import { cappedFetch, ReplyTooLarge } from "./reply-cap.js";
 
-type Undici = typeof import("undici");
-
-/** The undici package and one keep-alive Agent for every provider of the process, once loaded. */
-let client: { request: Undici["request"]; agent: Agent } | undefined;
-let loading: Promise<unknown> | undefined;
-
-/**
- * Loads the transport's HTTP client (before any call's clock starts: providers are built in `prepare`).
- * Imported on first use, not with the module: a command that calls no model never loads it.
- */
-export function loadHttpClient(): Promise<unknown> {
-  loading ??= import("undici").then(({ request, Agent }) => {
-    client = { request, agent: new Agent() };
-  });
-  return loading;
-}
+/** One keep-alive agent per scheme for every provider of the process (idle sockets never hold the process open). */
+let agents: { http: HttpAgent; https: HttpsAgent } | undefined;
+const agentFor = (secure: boolean) => {
+  agents ??= { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+  return secure ? agents.https : agents.http;
+};
 
 /** Statuses whose response has no body (fetch's "null body status"): a Response refuses one. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -66,95 +56,114 @@ function headerRecord(init: RequestInit["headers"]): Record<string, string> {
   return out;
 }
 
-/** A response's headers as `Headers` (repeated ones, as undici gives them in a list, appended in order). */
-function responseHeaders(raw: Record<string, string | string[] | undefined>): Headers {
+/** A response's headers as `Headers`, from the raw name/value list (a repeated header appended in order, as sent). */
+function responseHeaders(raw: string[]): Headers {
   const headers = new Headers();
-  for (const [k, v] of Object.entries(raw)) {
-    if (Array.isArray(v)) for (const one of v) headers.append(k, one);
-    else if (v !== undefined) headers.append(k, v);
-  }
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
   return headers;
 }
 
 /** What a body this transport sends may be; anything else (a stream, a form) goes the fetch way. */
-const plainBody = (body: unknown): body is string | Uint8Array | undefined | null =>
-  body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array;
+const plainBody = (body: unknown): body is string | Uint8Array | undefined => body === undefined || typeof body === "string" || body instanceof Uint8Array;
 
 /** Does the request ask for a streamed reply (the SDK's `stream: true`)? The caller then reads it as it comes. */
 const wantsStream = (body: unknown): boolean => typeof body === "string" && /"stream"\s*:\s*true/.test(body);
 
-/** A body not read: destroyed, its connection closed; the abort error that destroying raises is the one expected. */
-function drop(body: NodeJS.ReadableStream & { destroy(): void }): void {
-  body.once("error", () => undefined);
-  body.destroy();
-}
-
 /** A network failure as fetch reports one, so the SDK and `classify` read it the same way: a TypeError with the cause. */
 const fetchFailed = (cause: unknown) => new TypeError("fetch failed", { cause });
 
+/** One exchange's outcome: the whole (raw, still encoded) body, or where a redirect points. */
+type Exchange = { res: IncomingMessage; body: Buffer } | { res: IncomingMessage; redirect: string };
+
 /**
- * The model calls' transport (docs/limits.md "max_reply_bytes"): a `fetch` on undici's `request()`
- * over one keep-alive Agent, without web streams, that reads the reply whole — counted against
- * `limit` as it arrives (a declared length over it fails before a byte is read; a compressed body is
- * inflated no further than `limit`) — and returns a standard Response built from those bytes.
- * A streamed request, a body that is not a string or bytes, a Request object and a redirect go
- * through Node's fetch with the same cap (`cappedFetch`), which streams and follows redirects.
+ * One request over the keep-alive agent, its reply read whole and counted against `limit` as it
+ * arrives: a declared length over `limit` fails before a byte is read, an undeclared one at the byte
+ * that passes it, and either way the connection is destroyed (never read further, never reused).
+ * The caller's signal ends it at any point with the signal's reason, as fetch does.
+ */
+function exchange(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+  limit: number,
+  signal: AbortSignal | undefined,
+) {
+  return new Promise<Exchange>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const secure = url.protocol === "https:";
+    const req = (secure ? httpsRequest : httpRequest)(url, { method, headers, agent: agentFor(secure) });
+    let settled = false;
+    const settle = (e: unknown, value?: Exchange) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      if (value) return resolve(value);
+      req.destroy(); // a failed or abandoned exchange's socket is never handed to the next request
+      reject(e);
+    };
+    const onAbort = () => settle(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("error", (e) => settle(fetchFailed(e)));
+    req.on("response", (res) => {
+      const status = res.statusCode ?? 0;
+      if (REDIRECT.has(status) && res.headers.location !== undefined) {
+        res.resume(); // not wanted; read off so the socket can serve the next request
+        return settle(undefined, { res, redirect: res.headers.location });
+      }
+      const length = res.headers["content-length"];
+      if (length !== undefined && Number(length) > limit) return settle(new ReplyTooLarge(limit));
+      const chunks: Buffer[] = [];
+      let seen = 0;
+      res.on("data", (chunk: Buffer) => {
+        seen += chunk.byteLength;
+        if (seen > limit) settle(new ReplyTooLarge(limit));
+        else chunks.push(chunk);
+      });
+      // A connection cut mid-body: `error` ("aborted", ECONNRESET) and/or `close` before the end.
+      res.on("error", (e) => settle(fetchFailed(e)));
+      res.on("close", () => {
+        if (!res.complete) settle(fetchFailed(Object.assign(new Error("other side closed"), { code: "ECONNRESET" })));
+      });
+      res.on("end", () => settle(undefined, { res, body: Buffer.concat(chunks, seen) }));
+    });
+    req.end(body);
+  });
+}
+
+/**
+ * The model calls' transport (docs/limits.md "max_reply_bytes"): a `fetch` on `node:http`/`node:https`
+ * with one keep-alive agent per scheme, without web streams, that reads the reply whole — counted
+ * against `limit` as it arrives (a declared length over it fails before a byte is read; a compressed
+ * body is inflated no further than `limit`) — and returns a standard Response built from those bytes.
+ * A streamed request, a body that is not a string or bytes, a Request object and the hop after a
+ * redirect go through Node's fetch with the same cap (`cappedFetch`), which streams and follows redirects.
  */
 export function httpFetch(limit: number): typeof fetch {
   const viaFetch = cappedFetch(limit);
   return async (input, init) => {
-    const body = init?.body;
-    if (!client || input instanceof Request || !plainBody(body) || wantsStream(body)) return viaFetch(input, init);
+    const body = init?.body ?? undefined;
+    if (input instanceof Request || !plainBody(body) || wantsStream(body)) return viaFetch(input, init);
+    const url = new URL(String(input));
     const headers = headerRecord(init?.headers);
     // fetch asks for compressed replies unless told otherwise; so does this transport (real providers gzip).
-    headers["accept-encoding"] ??= String(input).startsWith("https:") ? "br, gzip, deflate" : "gzip, deflate";
+    headers["accept-encoding"] ??= url.protocol === "https:" ? "br, gzip, deflate" : "gzip, deflate";
+    if (body !== undefined) headers["content-length"] = String(typeof body === "string" ? Buffer.byteLength(body) : body.byteLength);
     const method = (init?.method ?? "GET").toUpperCase();
-    let res: Awaited<ReturnType<Undici["request"]>>;
-    try {
-      res = await client.request(input, {
-        dispatcher: client.agent,
-        method: method as "GET",
-        headers,
-        body: body ?? null,
-        ...(init?.signal ? { signal: init.signal } : {}),
-      });
-    } catch (e) {
-      throw init?.signal?.aborted ? e : fetchFailed(e);
-    }
-    const { statusCode: status, headers: raw } = res;
-    if (REDIRECT.has(status) && raw.location !== undefined) {
-      drop(res.body); // not wanted: fetch follows the redirect from here on, as before this transport
+    const got = await exchange(url, method, headers, body, limit, init?.signal ?? undefined);
+    const status = got.res.statusCode ?? 0;
+    if ("redirect" in got) {
       const toGet = status === 303 || ((status === 301 || status === 302) && method === "POST"); // fetch's rule for the method
-      const next = new URL(String(raw.location), String(input));
-      return viaFetch(next, toGet ? { ...init, method: "GET", body: null } : init);
+      return viaFetch(new URL(got.redirect, url), toGet ? { ...init, method: "GET", body: null } : init);
     }
-    const declared = raw["content-length"] === undefined ? Number.NaN : Number(raw["content-length"]);
-    if (Number.isFinite(declared) && declared > limit) {
-      drop(res.body); // nothing of it is wanted: the connection closes
-      throw new ReplyTooLarge(limit);
-    }
-    const chunks: Buffer[] = [];
-    let seen = 0;
-    try {
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        seen += chunk.byteLength;
-        if (seen > limit) throw new ReplyTooLarge(limit); // leaving the loop destroys the body: the connection closes
-        chunks.push(chunk);
-      }
-    } catch (e) {
-      if (e instanceof ReplyTooLarge || init?.signal?.aborted) throw e;
-      throw fetchFailed(e); // a connection cut mid-body: retried like any unreachable provider
-    }
-    const encoding = raw["content-encoding"];
     let bytes: Buffer;
     try {
-      bytes = await decode(Buffer.concat(chunks, seen), Array.isArray(encoding) ? encoding.join(",") : encoding, limit);
+      bytes = await decode(got.body, got.res.headers["content-encoding"], limit);
     } catch (e) {
       if (e instanceof ReplyTooLarge) throw e;
       throw fetchFailed(e); // a body that does not decode: as fetch, a failed read of the reply
     }
-    const out = responseHeaders(raw);
     const empty = NULL_BODY.has(status) || method === "HEAD";
-    return new Response(empty ? null : bytes, { status, statusText: STATUS_CODES[status] ?? "", headers: out });
+    return new Response(empty ? null : bytes, { status, statusText: got.res.statusMessage ?? "", headers: responseHeaders(got.res.rawHeaders) });
   };
 }

@@ -1,7 +1,7 @@
 import type { LanguageModel } from "ai";
 import type { ProviderConfig, ProviderType } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
-import { httpFetch, loadHttpClient } from "./http-fetch.js";
+import { httpFetch } from "./http-fetch.js";
 import { sseTolerant } from "./sse-fetch.js";
 
 /** How requests ask for structured replies: OpenAI `response_format` json_schema / json_object, by prompt only, or by the engine's grammar. */
@@ -59,7 +59,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: (p) => (p.structured_outputs === false ? "json_object" : "json_schema"),
     cacheIdentity: (p) => `openai-compatible ${urlOf(p, "")}`,
     async create(p, ctx) {
-      const [{ createOpenAICompatible }] = await Promise.all([import("@ai-sdk/openai-compatible"), loadHttpClient()]);
+      const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
       return createOpenAICompatible({
         name: ctx.name,
         baseURL: urlOf(p, ""),
@@ -78,7 +78,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: (p) => (p.structured_outputs === false ? "json_object" : "json_schema"),
     cacheIdentity: (p) => `openai ${urlOf(p, "https://api.openai.com/v1")}`,
     async create(p, ctx) {
-      const [{ createOpenAI }] = await Promise.all([import("@ai-sdk/openai"), loadHttpClient()]);
+      const { createOpenAI } = await import("@ai-sdk/openai");
       return createOpenAI({
         apiKey: ctx.apiKey,
         headers: ctx.headers,
@@ -95,7 +95,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
     structured: () => "prompt",
     cacheIdentity: (p) => `anthropic ${urlOf(p, "https://api.anthropic.com/v1")}`,
     async create(p, ctx) {
-      const [{ createAnthropic }] = await Promise.all([import("@ai-sdk/anthropic"), loadHttpClient()]);
+      const { createAnthropic } = await import("@ai-sdk/anthropic");
       return createAnthropic({
         apiKey: ctx.apiKey,
         headers: ctx.headers,

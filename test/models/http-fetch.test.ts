@@ -1,5 +1,5 @@
 /**
- * The model calls' transport (src/models/http-fetch.ts: undici's request() behind the SDK's `fetch`
+ * The model calls' transport (src/models/http-fetch.ts: node:http with a keep-alive agent behind the SDK's `fetch`
  * option) against real servers on 127.0.0.1: what Node's fetch did for dissent, it still does —
  * replies read byte for byte and decoded (gzip, deflate, br), `max_reply_bytes` (docs/limits.md)
  * declared or counted as it arrives or inflates, a hanging server left when the call's signal
@@ -9,7 +9,7 @@
 import type { ServerResponse } from "node:http";
 import { brotliCompressSync, deflateSync, gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
-import { httpFetch, loadHttpClient } from "../../src/models/http-fetch.js";
+import { httpFetch } from "../../src/models/http-fetch.js";
 import { replyTooLarge } from "../../src/models/reply-cap.js";
 import { closeServers, completion, pour, serve } from "../support/plain-server.js";
 
@@ -22,7 +22,6 @@ const post = (body = '{"model":"m"}') => ({ method: "POST", headers: { "content-
 
 describe("the model transport", () => {
   it("reads a reply whole, byte for byte, with its status and headers; the key goes in its header and compressed replies are asked for", async () => {
-    await loadHttpClient();
     const body = Buffer.from(JSON.stringify({ text: "é".repeat(100_000) }));
     const { url, seen } = await serve((_req, res) => {
       res.writeHead(201, { "content-type": "application/json", "x-request-id": "r-1", "content-length": String(body.length) });
@@ -42,7 +41,6 @@ describe("the model transport", () => {
     ["deflate", deflateSync],
     ["br", brotliCompressSync],
   ] as const)("decodes a %s reply", async (encoding, pack) => {
-    await loadHttpClient();
     const text = completion("x".repeat(50_000));
     const packed = pack(Buffer.from(text));
     const { url } = await serve((_req, res) => {
@@ -53,7 +51,6 @@ describe("the model transport", () => {
   });
 
   it("a reply declaring more than the cap fails before it is read, and the connection is dropped", async () => {
-    await loadHttpClient();
     let finished: Promise<boolean> = Promise.resolve(true);
     const { url } = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(64 * MiB) });
@@ -65,7 +62,6 @@ describe("the model transport", () => {
   });
 
   it("a reply of no declared length is counted as it arrives: cut at the cap, the connection dropped", async () => {
-    await loadHttpClient();
     let finished: Promise<boolean> = Promise.resolve(true);
     const { url } = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
@@ -77,7 +73,6 @@ describe("the model transport", () => {
   });
 
   it("a gzip reply declaring a few KB that inflates to 4 MiB fails at the cap as it inflates", async () => {
-    await loadHttpClient();
     const packed = gzipSync(Buffer.alloc(4 * MiB, 0x20));
     expect(packed.length).toBeLessThan(MiB / 8);
     const { url } = await serve((_req, res) => {
@@ -92,7 +87,6 @@ describe("the model transport", () => {
     ["before its headers", (_res: ServerResponse) => undefined],
     ["half way through its body", (res: ServerResponse) => res.writeHead(200, { "content-type": "application/json" }).write('{"id":"chatcmpl-t",')],
   ])("a server hanging %s is left when the call's signal aborts, and its connection is closed", async (_when, start) => {
-    await loadHttpClient();
     let closed: Promise<void> = Promise.resolve();
     let answering: () => void = () => undefined;
     const asked = new Promise<void>((r) => (answering = r));
@@ -111,7 +105,6 @@ describe("the model transport", () => {
   });
 
   it("a stream the caller asked for is handed on as it arrives, not read whole first", async () => {
-    await loadHttpClient();
     let release: () => void = () => undefined;
     const released = new Promise<void>((r) => (release = r));
     const { url } = await serve(async (_req, res) => {
@@ -129,7 +122,6 @@ describe("the model transport", () => {
   });
 
   it("a redirect is followed, as fetch follows it", async () => {
-    await loadHttpClient();
     const { url, seen } = await serve((req, res) => {
       if (req.url === "/old/chat/completions") {
         res.writeHead(307, { location: "/v1/chat/completions" });
