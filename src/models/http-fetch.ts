@@ -13,8 +13,10 @@ const agentFor = (secure: boolean) => {
 
 /** Statuses whose response has no body (fetch's "null body status"): a Response refuses one. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/** Statuses fetch follows (with a Location): the hop after one goes through fetch itself. */
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
+/** The content codings fetch decodes, each bounded by `maxOutputLength` in `decode`. */
 const inflaters: Record<string, (buf: Buffer, opts: ZlibOptions) => Promise<Buffer>> = {
   gzip: promisify(gunzip),
   "x-gzip": promisify(gunzip),
@@ -33,6 +35,7 @@ async function decode(body: Buffer, encoding: string | undefined, limit: number)
     .map((c) => c.trim())
     .filter((c) => c && c !== "identity");
   let out = body;
+  if (out.length === 0) return out; // nothing to inflate (a 204, a HEAD): zlib would call it truncated
   for (const coding of codings.reverse()) {
     const inflater = inflaters[coding];
     if (!inflater) return out; // a coding fetch does not know either: handed on as it came
