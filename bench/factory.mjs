@@ -18,6 +18,8 @@ import { chatCompletion, median, recorder, sleep } from "./lib.mjs";
 /** The CLI under test: this checkout's build, or another's (`DISSENT_BENCH_BIN`, a baseline to alternate with). */
 const BIN = process.env.DISSENT_BENCH_BIN ?? fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const OUT = fileURLToPath(new URL("./results.factory.json", import.meta.url));
+/** Preloaded into each factory process: its CPU time, written on exit (bench/cpu-on-exit.cjs). */
+const CPU_HOOK = fileURLToPath(new URL("./cpu-on-exit.cjs", import.meta.url));
 
 const onlyAt = process.argv.indexOf("--only");
 /** `--only throughput,overhead,takeover,floor` runs just those sections (the results file is written only by a whole run). */
@@ -134,8 +136,11 @@ async function world(model, { postgresUrl, factory = "poll_interval_s: 0.5" } = 
 }
 
 /** Starts `dissent factory …`; lines (JSON) arrive as they are printed. */
+let cpuFiles = 0;
 function factory(w, args, extraEnv = {}) {
-  const child = spawn(process.execPath, [BIN, "factory", "--json", ...args], { cwd: w.dir, env: { ...w.env, ...extraEnv }, stdio: ["ignore", "pipe", "pipe"] });
+  const cpuOut = join(w.dir, `cpu-${cpuFiles++}.json`);
+  const env = { ...w.env, NODE_OPTIONS: `--require ${CPU_HOOK}`, DISSENT_BENCH_CPU_OUT: cpuOut, ...extraEnv };
+  const child = spawn(process.execPath, [BIN, "factory", "--json", ...args], { cwd: w.dir, env, stdio: ["ignore", "pipe", "pipe"] });
   const lines = [];
   let buf = "";
   let stderr = "";
@@ -149,7 +154,16 @@ function factory(w, args, extraEnv = {}) {
     }
   });
   child.stderr.on("data", (d) => (stderr += d.toString("utf8")));
-  const done = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr })));
+  /** The process's CPU time (user + system) in ms, once it has exited; null when it left no figure (killed). */
+  const cpuMs = () => {
+    try {
+      const { user, system } = JSON.parse(readFileSync(cpuOut, "utf8"));
+      return (user + system) / 1000;
+    } catch {
+      return null; // a process killed with -9 writes nothing
+    }
+  };
+  const done = new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal, stderr, cpuMs: cpuMs() })));
   return { child, lines, done };
 }
 
@@ -170,6 +184,7 @@ async function once(w, concurrency, workers = 1) {
     lines,
     processWall: Date.now() - t0,
     planningWall: planningWall(lines),
+    cpuMs: results.reduce((sum, r) => sum + (r.cpuMs ?? Number.NaN), 0),
     finished: lines.filter((l) => l.event === "finished").length,
     perWorker: runs.map((r) => r.lines.filter((l) => l.event === "finished").length),
   };
@@ -179,6 +194,50 @@ async function once(w, concurrency, workers = 1) {
 function perIssue(lines) {
   const start = new Map(lines.filter((l) => l.event === "started").map((l) => [l.issue, Date.parse(l.at)]));
   return lines.filter((l) => l.event === "finished").map((l) => Date.parse(l.at) - (start.get(l.issue) ?? Date.parse(l.at)));
+}
+
+// --- the transport alone: a model server in its own process, the provider with either fetch ------
+const SERVER_CHILD = `
+const { createServer } = require("node:http");
+const reply = ${JSON.stringify(chatCompletion("m", JSON.stringify({ findings: [] }), { prompt_tokens: 11, completion_tokens: 7 }))};
+const server = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => { res.writeHead(200, { "content-type": "application/json" }); res.end(reply); });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, "127.0.0.1", () => process.stdout.write(String(server.address().port) + "\\n"));
+process.stdin.on("end", () => process.exit(0)).resume();`;
+
+async function transportCpu() {
+  const child = spawn(process.execPath, ["-e", SERVER_CHILD], { stdio: ["pipe", "pipe", "inherit"] });
+  const port = await new Promise((r) => child.stdout.once("data", (d) => r(Number(String(d).trim()))));
+  const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
+  const { generateText } = await import("ai");
+  const { cappedFetch } = await import("../dist/models/reply-cap.js");
+  const { sseTolerant } = await import("../dist/models/sse-fetch.js");
+  const { httpFetch } = await import("../dist/models/http-fetch.js");
+  const limit = 8 * 1024 * 1024;
+  const modelWith = (fetch) => createOpenAICompatible({ name: "local", baseURL: `http://127.0.0.1:${port}/v1`, fetch, includeUsage: true }).chatModel("m");
+  const models = { fetch: modelWith(sseTolerant(cappedFetch(limit))), transport: modelWith(sseTolerant(httpFetch(limit))) };
+  const prompt = "Review this plan: retry uploads on flaky networks with backoff. ".repeat(40);
+  const block = async (model, calls) => {
+    const before = process.cpuUsage();
+    let next = 0;
+    const lane = async () => {
+      while (next++ < calls) await generateText({ model, prompt, temperature: 0, seed: 1 });
+    };
+    await Promise.all(Array.from({ length: 8 }, lane));
+    const used = process.cpuUsage(before);
+    return (used.user + used.system) / calls;
+  };
+  for (const m of Object.values(models)) await block(m, 200); // warm: JIT, connections
+  const samples = { fetch: [], transport: [] };
+  for (let rep = 0; rep < 5; rep++) for (const k of rep % 2 ? ["transport", "fetch"] : ["fetch", "transport"]) samples[k].push(await block(models[k], 400));
+  child.stdin.end();
+  console.log(
+    `transport CPU µs per call: fetch ${samples.fetch.map((x) => x.toFixed(0)).join(" ")}; transport ${samples.transport.map((x) => x.toFixed(0)).join(" ")}`,
+  );
+  return { fetch: median(samples.fetch), transport: median(samples.transport) };
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -287,10 +346,13 @@ try {
     const cp = median(perIssue(alone.lines));
     one.cleanup();
     const walls = [];
+    const cpus = [];
     for (let rep = 0; rep < 2; rep++) {
       const w = await world(model, kind === "postgres" ? { postgresUrl: await pg.createDatabase() } : {});
       await w.issues(N);
-      walls.push((await once(w, 8)).planningWall);
+      const run = await once(w, 8);
+      walls.push(run.planningWall);
+      cpus.push(run.cpuMs);
       w.cleanup();
     }
     const r = { planningWall: median(walls) };
@@ -319,7 +381,35 @@ try {
       "≤ 1.2",
       wholeIssue <= 1.2,
     );
+    // The factory process's own CPU (user + system) over the whole run, start-up included: what the wall's overhead is
+    // made of on one event loop, and a figure the machine's load moves far less than a wall.
+    record(
+      `factory_cpu_ms_per_issue_c8_${kind}`,
+      `${name}: the factory process's CPU per issue in that run (user + system, median of 2)`,
+      median(cpus) / N,
+      "ms",
+    );
     record(`wall_over_floor_${kind}`, `${name}: that wall / (20 × critical path / 8), reference (no overhead at all scores 1.2×)`, r.planningWall / floor, "×");
+  }
+
+  // 5. The model calls' transport alone: CPU per call through the openai-compatible provider and the AI SDK, Node's fetch
+  // (web streams) against the transport (src/models/http-fetch.ts: node:http, keep-alive), 8 calls in flight as in a round of the factory;
+  // the model server in another process so that only the client's CPU is counted; blocks alternated, medians.
+  if (section("transport")) {
+    const t = await transportCpu();
+    record(
+      "transport_cpu_us_per_call_fetch",
+      "Model call through the provider, 8 in flight: CPU per call with Node's fetch (median of 5 blocks)",
+      t.fetch,
+      "µs",
+    );
+    record(
+      "transport_cpu_us_per_call_node_http",
+      "Model call through the provider, 8 in flight: CPU per call with the transport (node:http)",
+      t.transport,
+      "µs",
+    );
+    record("transport_cpu_over_fetch", "  the transport's CPU per call / Node's fetch's", t.transport / t.fetch, "×");
   }
 } finally {
   await model.close();

@@ -1,7 +1,7 @@
 import type { LanguageModel } from "ai";
 import type { ProviderConfig, ProviderType } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
-import { cappedFetch } from "./reply-cap.js";
+import { httpFetch } from "./http-fetch.js";
 import { sseTolerant } from "./sse-fetch.js";
 
 /** How requests ask for structured replies: OpenAI `response_format` json_schema / json_object, by prompt only, or by the engine's grammar. */
@@ -65,7 +65,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         baseURL: urlOf(p, ""),
         ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
         headers: ctx.headers,
-        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
+        fetch: withExtraBody(p.extra_body, sseTolerant(httpFetch(ctx.maxReplyBytes))),
         includeUsage: true,
         supportsStructuredOutputs: p.structured_outputs ?? true,
       }).chatModel(ctx.model);
@@ -83,7 +83,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, sseTolerant(cappedFetch(ctx.maxReplyBytes))),
+        fetch: withExtraBody(p.extra_body, sseTolerant(httpFetch(ctx.maxReplyBytes))),
       }).chat(ctx.model);
     },
   },
@@ -100,7 +100,7 @@ export const PROVIDERS: Record<ProviderType, ProviderType_> = {
         apiKey: ctx.apiKey,
         headers: ctx.headers,
         ...("base_url" in p && p.base_url ? { baseURL: p.base_url } : {}),
-        fetch: withExtraBody(p.extra_body, cappedFetch(ctx.maxReplyBytes)),
+        fetch: withExtraBody(p.extra_body, httpFetch(ctx.maxReplyBytes)),
       })(ctx.model);
     },
   },
