@@ -240,13 +240,16 @@ function compare(key, label, r, goal) {
 if (args[0] === "--heap-child") {
   const which = args[1];
   const make =
-    which === "bare"
+    which === "bare" || which === "bare+gate-module"
       ? () => bareWorkload("fair")
       : which === "bare-minimal"
         ? () => bareWorkload("minimal")
         : which === "middleware"
           ? middlewareWorkload
           : () => gateWorkload(which === "gate-module" ? "module" : "dissent");
+  // `bare+gate-module`: the floor's runs in a process that has also imported the gate's module (never
+  // called): what the imported code alone costs the floor's runs (bench/gate-instructions.mjs).
+  if (which === "bare+gate-module") await import("../dist/gate/run-audit.js");
   const fn = (await make())("needs_work");
   for (let i = 0; i < RUNS; i++) await fn();
   const timers = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;

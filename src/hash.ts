@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import * as crypto from "node:crypto";
 
 /** JSON with object keys sorted, so equal values always serialise alike (cache keys, fingerprints). */
 export function canonicalJson(value: unknown): string {
@@ -12,7 +12,10 @@ export function canonicalJson(value: unknown): string {
   });
 }
 
-/** Hex SHA-256 of a string. */
+/** Node's one-shot digest (Node 20.12+), where present: the same bytes as a Hash object, at about a third of the cost. */
+const oneShot = typeof crypto.hash === "function" ? crypto.hash : undefined;
+
+/** Hex SHA-256 of a string (as UTF-8). */
 export function sha256(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return oneShot ? oneShot("sha256", text, "hex") : crypto.createHash("sha256").update(text).digest("hex");
 }

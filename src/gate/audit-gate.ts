@@ -1,3 +1,4 @@
+import { NONE } from "../none.js";
 import type { AuditMeta, CallRecord, ShownConcern } from "../contracts/audit.js";
 import { AuditLimitExceeded } from "../errors.js";
 import type { ModelRequest } from "../models/types.js";
@@ -204,8 +205,8 @@ export async function auditGate(input: GateInput, deps: GateDeps): Promise<GateR
         const revision = await deps.call({ role: "revision", routeAs: "executor" }, revisionRequest(exec, draft, concerns));
         return { answer: revision.answer, record: revision.record, reply: revision };
       },
-      ...(deps.warn ? { warn: deps.warn } : {}),
-      ...(deps.progress ? { progress: deps.progress } : {}),
+      ...(deps.warn ? { warn: deps.warn } : NONE),
+      ...(deps.progress ? { progress: deps.progress } : NONE),
     },
   );
   return { final_output: audited.final_output, audit_meta: audited.audit_meta, concerns: audited.concerns, calls: [draftReply.record, ...audited.calls] };

@@ -1,3 +1,4 @@
+import { NONE } from "../none.js";
 import type { LanguageModel } from "ai";
 import type { NewEvent } from "../contracts/events.js";
 import type { ReplyCache } from "../models/cache.js";
@@ -43,14 +44,14 @@ export interface RunAuditOptions extends LibraryCallOptions {
 export function libraryCall(models: Record<string, LanguageModel>, opts: LibraryCallOptions): CallDoor {
   const ctx: CallContext = {
     router: fixedRouter(models),
-    ...(opts.cache ? { cache: opts.cache } : {}),
+    ...(opts.cache ? { cache: opts.cache } : NONE),
     cacheMode: "use",
     seed: opts.seed ?? 7,
     timeoutMs: opts.timeoutMs ?? 120_000,
     maxRetries: Math.min(2, Math.max(0, opts.maxRetries ?? 2)),
     backoffMs: 500,
-    ...(opts.signal ? { signal: opts.signal } : {}),
-    ...(opts.onEvent ? { emit: opts.onEvent } : {}),
+    ...(opts.signal ? { signal: opts.signal } : NONE),
+    ...(opts.onEvent ? { emit: opts.onEvent } : NONE),
     warn: onceEach(opts.onWarning ?? ((message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" }))),
   };
   return doorOf(ctx);

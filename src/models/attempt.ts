@@ -1,10 +1,11 @@
+import { NONE } from "../none.js";
 import type { ModelMessage, OutputInterface } from "ai";
 import { DissentError, Interrupted } from "../errors.js";
 import { notAnAnswer } from "./answer-rule.js";
 import type { CachedReply } from "./cache.js";
-import { reportSdkWarnings, warningsMiddleware, type WarningSink } from "./sdk-warnings.js";
+import { QuietModel, type WarningSink } from "./sdk-warnings.js";
 import { classify, RETRYABLE, type Classified } from "./transport.js";
-import type { CallContext, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
+import type { CallContext, Limiter, ModelRequest, ModelTarget, ReplySchema } from "./types.js";
 
 /**
  * One target's share of a call (docs/run.md): the SDK and the model loaded before any clock starts,
@@ -91,40 +92,32 @@ export async function prepare(target: ModelTarget): Promise<Prepared> {
   const [sdk, model] = await Promise.all([ai, target.load(), fetchReady]);
   ready = sdk;
   loadedModels.set(target, model);
-  return { generateText: sdk.generateText, wrap: sdk.wrapLanguageModel, model };
+  return { generateText: sdk.generateText, model };
 }
 
 /** What `prepare` gave for this target before, without a promise: the common case once a process is warm. */
 export function prepared(target: ModelTarget): Prepared | undefined {
   const model = ready ? loadedModels.get(target) : undefined;
-  return ready && model !== undefined ? { generateText: ready.generateText, wrap: ready.wrapLanguageModel, model } : undefined;
+  return ready && model !== undefined ? { generateText: ready.generateText, model } : undefined;
 }
 
 /** The SDK functions a call uses and the target's model. */
 export interface Prepared {
   generateText: Ai["generateText"];
-  wrap: Ai["wrapLanguageModel"];
   model: Model;
 }
 
 /** Without a sink of the caller's, the SDK's warnings are Node process warnings: stderr, never stdout. */
 const processWarning: WarningSink = (message) => process.emitWarning(message, { code: "DISSENT_SDK_WARNING" });
 
-/** Each sink's wrapped models, by target: a run's calls (a gate's draft and revision) wrap a model once, not once per attempt. */
-const quietModels = new WeakMap<WarningSink, WeakMap<ModelTarget, { model: Model; quiet: Model }>>();
-
-/** The target's model with its AI SDK warnings routed to the caller's sink instead of the SDK's console (docs/run.md). */
-function quietModel({ wrap, model }: Prepared, target: ModelTarget, sink: WarningSink | undefined): Model {
+/**
+ * The target's model with its AI SDK warnings routed to the caller's sink instead of the SDK's console
+ * (docs/run.md "Warnings"): one small object per attempt, cheaper than looking a cached wrapper up by
+ * sink (a run's sink is new each run, so a cache keyed by it only grew weak-map entries).
+ */
+function quietModel(model: Model, target: ModelTarget, sink: WarningSink | undefined): Model {
   if (typeof model !== "object" || model.specificationVersion !== "v3") return model;
-  const to = sink ?? processWarning;
-  let bySink = quietModels.get(to);
-  if (!bySink) quietModels.set(to, (bySink = new WeakMap()));
-  const known = bySink.get(target);
-  if (known?.model === model) return known.quiet;
-  const who = { provider: target.provider, model: target.model, sdk: model };
-  const quiet = wrap({ model, middleware: warningsMiddleware((warnings) => reportSdkWarnings(warnings, who, to)) });
-  bySink.set(target, { model, quiet });
-  return quiet;
+  return new QuietModel(model, target, sink ?? processWarning);
 }
 
 /** A reply as one attempt received it: the cached fields and the provider's own finish reason. */
@@ -155,12 +148,12 @@ async function attemptOnce(
     if (ctx.signal?.aborted) throw interruption(ctx.signal);
     const structured = request.schema !== undefined && target.structured !== "prompt";
     const result = await loaded.generateText({
-      model: quietModel(loaded, target, ctx.warn),
+      model: quietModel(loaded.model, target, ctx.warn),
       system: request.system,
       messages: wireMessages(request, target),
       temperature: 0,
       seed: ctx.seed,
-      ...(target.maxTokens ? { maxOutputTokens: target.maxTokens } : {}),
+      ...(target.maxTokens ? { maxOutputTokens: target.maxTokens } : NONE),
       maxRetries: 0, // transport retries are ours: bounded, per-attempt timeout, Retry-After honoured
       abortSignal: controller.signal,
       ...(structured && request.schema
@@ -168,7 +161,7 @@ async function attemptOnce(
             output: rawJsonOutput(request.schema, target.structured),
             providerOptions: LOOSE_SCHEMA,
           }
-        : {}),
+        : NONE),
     });
     const raw = result.rawFinishReason;
     const cacheRead = result.usage.inputTokenDetails?.cacheReadTokens ?? 0;
@@ -179,9 +172,9 @@ async function attemptOnce(
         input_tokens: result.usage.inputTokens ?? 0,
         output_tokens: result.usage.outputTokens ?? 0,
         cached_input_tokens: cacheRead,
-        ...(cacheWrite > 0 ? { cache_write_input_tokens: cacheWrite } : {}),
+        ...(cacheWrite > 0 ? { cache_write_input_tokens: cacheWrite } : NONE),
         finish_reason: String(result.finishReason),
-        ...(typeof raw === "string" ? { raw_finish_reason: raw } : {}),
+        ...(typeof raw === "string" ? { raw_finish_reason: raw } : NONE),
       },
     };
   } catch (e) {
@@ -215,6 +208,15 @@ export interface Queued {
   ms: number;
 }
 
+/** An attempt through the provider's concurrency slot, held for the request only: queued time never counts against call_timeout_ms. */
+function throughLimiter<R>(limiter: Limiter, queued: Queued, ctx: CallContext, run: () => Promise<R>): Promise<R> {
+  const asked = clockOf(ctx)();
+  return limiter(() => {
+    queued.ms += clockOf(ctx)() - asked;
+    return run();
+  });
+}
+
 /** A target's attempts, up to `maxRetries` retries of a retryable failure; throws AttemptsFailed after the last. */
 export async function withRetries(
   loaded: Prepared,
@@ -225,16 +227,10 @@ export async function withRetries(
 ): Promise<{ reply: Received; attempts: number }> {
   const sleep = ctx.sleep ?? defaultSleep;
   for (let attempt = 0; ; attempt++) {
-    // The provider's concurrency slot is held for the request only: queued time never counts against call_timeout_ms.
-    const asked = clockOf(ctx)();
-    const run = () => attemptOnce(loaded, target, request, ctx);
-    // Without a limiter nothing waits: queue_ms is exactly 0 (same inputs, same records).
+    // Without a limiter nothing waits: queue_ms is exactly 0 (same inputs, same records), and no clock is read for it.
     const outcome = await (target.limiter
-      ? target.limiter(() => {
-          queued.ms += clockOf(ctx)() - asked;
-          return run();
-        })
-      : run());
+      ? throughLimiter(target.limiter, queued, ctx, () => attemptOnce(loaded, target, request, ctx))
+      : attemptOnce(loaded, target, request, ctx));
     let failure: Classified;
     if ("reply" in outcome) {
       const bad = unusable(outcome.reply, target);

@@ -1,3 +1,4 @@
+import { NONE } from "../none.js";
 import type { CallRecord } from "../contracts/audit.js";
 import type { NewEvent } from "../contracts/events.js";
 import { DissentError, ReplayMiss } from "../errors.js";
@@ -60,7 +61,7 @@ export function requestKey(target: ModelTarget, request: ModelRequest, seed: num
       structured: request.schema ? target.structured : "none",
       system: request.system,
       messages: request.messages,
-      params: { temperature: 0, seed, ...(target.maxTokens ? { max_tokens: target.maxTokens } : {}) },
+      params: { temperature: 0, seed, ...(target.maxTokens ? { max_tokens: target.maxTokens } : NONE) },
       schema: request.schema ?? null,
     }),
   );
@@ -145,13 +146,13 @@ async function record<T>(
     cached,
     // The request's own time: what it waited for a max_concurrency slot is queue_ms, apart (docs/run.md).
     latency_ms: ms(now() - started - (end.queuedMs ?? 0)),
-    ...(end.queuedMs !== undefined ? { queue_ms: ms(end.queuedMs) } : {}),
+    ...(end.queuedMs !== undefined ? { queue_ms: ms(end.queuedMs) } : NONE),
     input_tokens: reply?.input_tokens ?? 0,
     output_tokens: reply?.output_tokens ?? 0,
     cached_input_tokens: reply?.cached_input_tokens ?? 0,
-    ...(reply?.cache_write_input_tokens ? { cache_write_input_tokens: reply.cache_write_input_tokens } : {}),
+    ...(reply?.cache_write_input_tokens ? { cache_write_input_tokens: reply.cache_write_input_tokens } : NONE),
     cost_usd: cost === null ? null : roundUsd(cost),
-    ...(error ? { error } : {}),
+    ...(error ? { error } : NONE),
   };
   ctx.meter?.(record);
   ctx.observe?.({
@@ -164,31 +165,31 @@ async function record<T>(
     outputTokens: record.output_tokens,
     cachedInputTokens: record.cached_input_tokens ?? 0,
     cacheWriteInputTokens: record.cache_write_input_tokens ?? 0,
-    ...(reply ? { finishReason: reply.finish_reason, reply: text } : {}),
-    ...(end.error ? { error: { kind: end.kind ?? "error", message: end.error } } : {}),
-    ...(meta.stage ? { stage: meta.stage } : {}),
-    ...(meta.round !== undefined ? { round: meta.round } : {}),
-    ...(parsed && !parsed.ok ? { parseError: parsed.error } : {}),
+    ...(reply ? { finishReason: reply.finish_reason, reply: text } : NONE),
+    ...(end.error ? { error: { kind: end.kind ?? "error", message: end.error } } : NONE),
+    ...(meta.stage ? { stage: meta.stage } : NONE),
+    ...(meta.round !== undefined ? { round: meta.round } : NONE),
+    ...(parsed && !parsed.ok ? { parseError: parsed.error } : NONE),
     request,
   });
   if (ctx.emit)
     await ctx.emit({
       type: "ModelCall",
       issue_id: ctx.issueId ?? null,
-      ...(ctx.runId ? { run_id: ctx.runId } : {}),
+      ...(ctx.runId ? { run_id: ctx.runId } : NONE),
       ...record,
       request_hash: key,
       prompt_chars: charsOf(request),
-      ...(reply ? { reply_hash: sha256(text), reply_chars: text.length, finish_reason: reply.finish_reason } : {}),
-      ...(request.promptFile ? { prompt_file: request.promptFile.name, prompt_file_hash: request.promptFile.hash } : {}),
-      ...(meta.wikiEntries ? { wiki_entries: meta.wikiEntries } : {}),
-      ...(meta.stage ? { stage: meta.stage } : {}),
-      ...(meta.round !== undefined ? { round: meta.round } : {}),
-      ...(r.fallbackReason && target.route === "secondary" ? { fallback_reason: r.fallbackReason } : {}),
-      ...(end.attempts !== undefined ? { attempts: end.attempts } : {}),
-      ...(ctx.logContent ? { content: { request, ...(reply ? { reply: text } : {}) } } : {}),
+      ...(reply ? { reply_hash: sha256(text), reply_chars: text.length, finish_reason: reply.finish_reason } : NONE),
+      ...(request.promptFile ? { prompt_file: request.promptFile.name, prompt_file_hash: request.promptFile.hash } : NONE),
+      ...(meta.wikiEntries ? { wiki_entries: meta.wikiEntries } : NONE),
+      ...(meta.stage ? { stage: meta.stage } : NONE),
+      ...(meta.round !== undefined ? { round: meta.round } : NONE),
+      ...(r.fallbackReason && target.route === "secondary" ? { fallback_reason: r.fallbackReason } : NONE),
+      ...(end.attempts !== undefined ? { attempts: end.attempts } : NONE),
+      ...(ctx.logContent ? { content: { request, ...(reply ? { reply: text } : NONE) } } : NONE),
     });
-  return { text, answer, record, requestHash: key, ...(parsed ? { parsed } : {}) };
+  return { text, answer, record, requestHash: key, ...(parsed ? { parsed } : NONE) };
 }
 
 /**
@@ -196,10 +197,12 @@ async function record<T>(
  * knocking on the dead primary again (identical inputs, no network call).
  */
 async function fromCache<T>(r: Recording<T>, cache: ReplyCache, targets: readonly ModelTarget[], keys: readonly string[]): Promise<ModelReply<T> | undefined> {
-  for (const [i, target] of targets.entries()) {
+  // Index loops here and below: `entries()` makes an iterator and a pair per target, on every call.
+  for (let i = 0; i < targets.length; i++) {
+    const target = targets[i] as ModelTarget;
     const started = clockOf(r.ctx)();
     const hit = await cache.get(keys[i] as string);
-    if (hit) return record(r, target, keys[i] as string, started, hit, true, {});
+    if (hit) return record(r, target, keys[i] as string, started, hit, true, NONE);
   }
   return undefined;
 }
@@ -283,7 +286,8 @@ export async function callModel<T = unknown>(
   }
   const records: CallRecord[] = [];
   let last: TargetFailure | undefined;
-  for (const [i, target] of targets.entries()) {
+  for (let i = 0; i < targets.length; i++) {
+    const target = targets[i] as ModelTarget;
     const outcome = await sendTo(r, target, keys[i] as string);
     if ("reply" in outcome) return outcome.reply;
     records.push(outcome.record);

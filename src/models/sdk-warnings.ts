@@ -1,4 +1,10 @@
-import type { LanguageModelV3, LanguageModelV3Middleware, SharedV3Warning } from "@ai-sdk/provider";
+import type {
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
+  LanguageModelV3StreamResult,
+  SharedV3Warning,
+} from "@ai-sdk/provider";
 
 /**
  * The AI SDK's warnings (a feature the model does not support: `seed` on Anthropic, `temperature` on
@@ -55,16 +61,39 @@ export function reportSdkWarnings(
 }
 
 /**
- * A middleware that hands a generate call's warnings to `report` and gives the SDK none to log. The
- * call door only generates (never streams), so `wrapStream` is not needed.
+ * A v3 model whose generate calls hand their warnings to the sink and give the SDK none to log. The
+ * call door only generates (never streams), so a stream passes through untouched. Written out rather
+ * than built with `wrapLanguageModel`: its wrapper adds four async hops, two closures and a copy of
+ * every result to each call, for a middleware that reads one field; this is one small object per
+ * attempt and one await (ADR-026c, "runAudit, third pass").
  */
-export function warningsMiddleware(report: (warnings: readonly SharedV3Warning[]) => void): LanguageModelV3Middleware {
-  return {
-    specificationVersion: "v3",
-    async wrapGenerate({ doGenerate }) {
-      const result = await doGenerate();
-      report(result.warnings);
-      return { ...result, warnings: [] };
-    },
-  };
+export class QuietModel implements LanguageModelV3 {
+  readonly specificationVersion = "v3";
+  readonly provider: string;
+  readonly modelId: string;
+  readonly #who: { provider: string; model: string; sdk: LanguageModelV3 };
+  readonly #sink: WarningSink;
+
+  constructor(sdk: LanguageModelV3, configured: { provider: string; model: string }, sink: WarningSink) {
+    this.provider = sdk.provider;
+    this.modelId = sdk.modelId;
+    this.#who = { provider: configured.provider, model: configured.model, sdk };
+    this.#sink = sink;
+  }
+
+  /** The model's own: read when the SDK asks, as the wrapped model would answer it. */
+  get supportedUrls(): LanguageModelV3["supportedUrls"] {
+    return this.#who.sdk.supportedUrls;
+  }
+
+  async doGenerate(options: LanguageModelV3CallOptions): Promise<LanguageModelV3GenerateResult> {
+    const result = await this.#who.sdk.doGenerate(options);
+    reportSdkWarnings(result.warnings, this.#who, this.#sink);
+    // No warnings: the result as it came (nothing for the SDK to log, nothing to copy).
+    return result.warnings.length === 0 ? result : { ...result, warnings: [] };
+  }
+
+  doStream(options: LanguageModelV3CallOptions): PromiseLike<LanguageModelV3StreamResult> {
+    return this.#who.sdk.doStream(options);
+  }
 }
