@@ -50,18 +50,30 @@ export function stepMessage(p: PipelineProgress): string | undefined {
 /**
  * `plan_issue`'s progress (docs/mcp.md): a message at each step the plan enters and one per model
  * call as it ends — each naming the stage and round — so a client whose timeout resets on progress
- * waits at most one model call between two. `work` runs in the context that routes its model calls
- * here; `onProgress` is the pipeline's hook.
+ * waits at most one model call between two. The plan reviewer's call is the last: its answer is the
+ * result, which follows at once — a notification right before it would reach the SDK's client after
+ * the result (it handles notifications a microtask late) and be reported as for an unknown request.
+ * `work` runs in the context that routes its model calls here; `onProgress` is the pipeline's hook.
  */
 export function planProgress(send: Sink): {
   onProgress: (p: PipelineProgress) => void;
   run<T>(work: () => Promise<T>): Promise<T>;
 } {
+  let reviewing = false;
   return {
     onProgress: (p) => {
+      if (p.kind === "review") reviewing = true;
       const m = stepMessage(p);
       if (m !== undefined) send(m);
     },
-    run: (work) => inScope({ call: (c) => send(callMessage(c)) }, work),
+    run: (work) =>
+      inScope(
+        {
+          call: (c) => {
+            if (!reviewing) send(callMessage(c));
+          },
+        },
+        work,
+      ),
   };
 }

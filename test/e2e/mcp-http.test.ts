@@ -152,7 +152,9 @@ describe("dissent mcp --http", () => {
     );
     expect(r.isError).toBeFalsy();
     expect(said).toContain("shape stage, round 1: shape.writer answered");
-    expect(said.filter((m) => / answered$/.test(m))).toHaveLength(models.requests.length);
+    // One per model call, but the plan reviewer's, whose answer is the result.
+    expect(said.filter((m) => / answered$/.test(m))).toHaveLength(models.requests.length - 1);
+    expect(said.at(-1)).toBe("plan review: asking the plan reviewer");
 
     // Over HTTP the server's stderr is not the agent's: the fail-open warning comes as an MCP log message.
     const audit = await client.callTool({ name: "challenge", arguments: { prompt: "What is 2 + 2?", draft: "It is 4." } });

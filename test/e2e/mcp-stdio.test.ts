@@ -199,10 +199,11 @@ describe("dissent mcp over stdio", () => {
     const resumed = second.map((p) => p.message ?? "");
     expect(resumed[0]).toBe("shape stage, round 1: shape.writer writing");
     expect(resumed.filter((m) => m.startsWith("discover"))).toEqual([]);
-    expect(resumed.at(-1)).toBe("plan review: plan_reviewer answered");
-    // At least one message per model call: every request the models got has its "answered".
+    // The plan reviewer's answer is the result itself: its step is the last message.
+    expect(resumed.at(-1)).toBe("plan review: asking the plan reviewer");
+    // At least one message per model call: every request the models got before the review has its "answered".
     const answered = resumed.filter((m) => / answered$/.test(m));
-    expect(answered).toHaveLength(models.requests.length - before);
+    expect(answered).toHaveLength(models.requests.length - before - 1);
     const plan = await client.readResource({ uri: "dissent://issue/1/plan" });
     expect(plan.contents[0]).toMatchObject({ mimeType: "text/markdown", text: expect.stringContaining("planner artifact") });
   });
