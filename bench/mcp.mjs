@@ -32,8 +32,8 @@ const support = buildSupport();
 const { startRealisticDouble, perfect } = await imp(join(support, "test/support/double/index.js"));
 const { createDissent, runAudit, challenge } = await imp(join(ROOT, "dist/index.js"));
 const { createMcpServer } = await imp(join(ROOT, "dist/mcp/server.js"));
-const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
-const { InMemoryTransport } = await import("@modelcontextprotocol/sdk/inMemory.js");
+const { Client } = await import("@modelcontextprotocol/client");
+const { InMemoryTransport } = await import("@modelcontextprotocol/server");
 const { createOpenAICompatible } = await import("@ai-sdk/openai-compatible");
 
 const PROMPT = "How much paracetamol can I take?";

@@ -1,5 +1,7 @@
+import { DEFAULT_MCP_MAX_MESSAGE_BYTES } from "../config/load.js";
 import { createDissent, type Dissent } from "../dissent.js";
 import { ConfigError, messageOf, UsageError } from "../errors.js";
+import { observeCall, observeWarning } from "../mcp/scope.js";
 import type { ObservedCall } from "../models/types.js";
 import { callLine, StatusLine, type Common } from "./common.js";
 import { exitCodeOf } from "./exit-codes.js";
@@ -47,6 +49,11 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
   if (!http && !streams) throw new UsageError("dissent mcp over stdio needs the process's stdin and stdout");
   const status = new StatusLine(io);
   const say = (m: string) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  // A warning raised by a tool call also reaches its client, as an MCP log message (docs/mcp.md "Warnings").
+  const warn = (m: string) => {
+    say(m);
+    observeWarning(safe(m.split("\n")[0] ?? ""));
+  };
   // A config that does not load is answered to every tool call (an agent shows that line; a server that exits at once shows nothing).
   let d: Dissent | undefined;
   let broken: unknown;
@@ -56,8 +63,11 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
       env: io.env,
       cwd: io.cwd,
       signal: io.signal,
-      onWarning: say,
-      ...(opts.verbose ? { onCall: (c: ObservedCall) => status.print(callLine(c)) } : {}),
+      onWarning: warn,
+      onCall: (c: ObservedCall) => {
+        if (opts.verbose) status.print(callLine(c));
+        observeCall(c); // progress of the tool call that made it (plan_issue)
+      },
     });
     io.redact = d.redact; // every line on stderr is redacted too (docs/errors.md)
     if (token !== undefined) d.redact.add(token);
@@ -77,6 +87,7 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
     void work.finally(() => inflight.delete(work));
   };
   const settled = () => Promise.allSettled([...inflight]);
+  const maxMessageBytes = d?.config.mcp.maxMessageBytes ?? DEFAULT_MCP_MAX_MESSAGE_BYTES;
   try {
     const { createMcpServer } = await import("../mcp/server.js");
     if (http) {
@@ -85,6 +96,7 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
         ...http,
         ...(token !== undefined ? { token } : {}),
         serverFor: () => createMcpServer(dissent, track),
+        maxBodyBytes: maxMessageBytes,
         warn: say,
       });
       // The one line on stderr: stdout stays free for scripts that read nothing.
@@ -94,9 +106,19 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
       await settled(); // …and stop as Ctrl-C stops a plan
       return exitCodeOf(io.signal.reason);
     }
-    const { StdioServerTransport } = await import("@modelcontextprotocol/sdk/server/stdio.js");
+    const [{ StdioServerTransport }, { BoundedLines, refusedLine }] = await Promise.all([
+      import("@modelcontextprotocol/server/stdio"),
+      import("../mcp/stdio.js"),
+    ]);
     const server = createMcpServer(dissent, track);
-    const transport = new StdioServerTransport(streams?.stdin, streams?.stdout);
+    // An over-size message is answered with an error line and the server goes on (docs/mcp.md "stdio").
+    const lines = new BoundedLines(maxMessageBytes, (r) => {
+      say(`refused an MCP message of ${r.bytes} bytes: over mcp.max_message_bytes (${maxMessageBytes})`);
+      streams?.stdout.write(refusedLine(r, maxMessageBytes));
+    });
+    streams?.stdin.pipe(lines);
+    // Every line the transport sees fits its own buffer (the line, its newline, a CR).
+    const transport = new StdioServerTransport(lines, streams?.stdout, { maxBufferSize: maxMessageBytes + 2 });
     const hungUp = new Promise<void>((resolve) => {
       streams?.stdin.once("end", resolve);
       streams?.stdin.once("close", resolve);

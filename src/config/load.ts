@@ -33,6 +33,9 @@ export const LIMITS = {
   contextFileBytes: 64 * 1024,
 } as const;
 
+/** Default `mcp.max_message_bytes`: a 1 MiB prompt and a 1 MiB draft, JSON-escaped, fit (docs/limits.md). */
+export const DEFAULT_MCP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+
 /** Default `budget.max_calls_per_issue`: about one full load-bearing cycle and two replans (ADR-021). */
 export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
 /** Default `budget.max_cycles_per_issue`. */
@@ -304,6 +307,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
+    mcp: { maxMessageBytes: file.mcp?.max_message_bytes ?? DEFAULT_MCP_MAX_MESSAGE_BYTES },
   };
   if (base.factory.implement && !base.implement)
     throw new ConfigError(`${source}: factory.implement is true but the config has no implement: section (docs/implement.md)`);

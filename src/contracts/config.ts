@@ -218,6 +218,14 @@ export const ConfigFile = lazySchema(() =>
       log_content: z.boolean().optional(),
       /** Every provider's `max_reply_bytes` unless it sets its own (default 8 MiB). */
       max_reply_bytes: z.number().int().min(1024).max(1_073_741_824).optional(),
+      /** `dissent mcp` (docs/mcp.md). */
+      mcp: z
+        .object({
+          /** The largest message a client may send: one stdio line, or one HTTP request body (default 8 MiB). */
+          max_message_bytes: z.number().int().min(1024).max(1_073_741_824).optional(),
+        })
+        .strict()
+        .optional(),
     })
     .strict(),
 );
@@ -260,6 +268,8 @@ export interface Config {
   logContent: boolean;
   /** `max_reply_bytes` for providers that set none (docs/limits.md). */
   maxReplyBytes: number;
+  /** `dissent mcp`: the largest message a client may send (`mcp.max_message_bytes`, docs/limits.md). */
+  mcp: { maxMessageBytes: number };
   /** Every secret the config names (provider keys, secret headers, tracker token, database URL): redacted at every sink. */
   secrets: string[];
 }

@@ -1,14 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { type McpServer, WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/server";
 import { isLoopback, loopbackHostsOnly, requireBearer } from "../serve/auth.js";
 
 /** Sessions held at once; the least recently used one is closed to make room (docs/mcp.md). */
 export const MAX_SESSIONS = 32;
-/** A request body's bound: a 1 MiB prompt and draft, JSON-escaped, fit. */
-const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 /** How to serve MCP over Streamable HTTP. */
 export interface McpHttpOptions {
@@ -19,6 +16,8 @@ export interface McpHttpOptions {
   token?: string;
   /** A new MCP server for each session (one server per transport, as the SDK requires). */
   serverFor: () => McpServer;
+  /** A request body's bound (`mcp.max_message_bytes`, docs/limits.md). */
+  maxBodyBytes: number;
   warn: (message: string) => void;
 }
 
@@ -73,7 +72,7 @@ export async function startMcpHttp(o: McpHttpOptions): Promise<RunningMcpHttp> {
     const server = o.serverFor();
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      maxRequestBodySize: MAX_BODY_BYTES,
+      maxRequestBodySize: o.maxBodyBytes,
       onsessioninitialized: async (sid) => {
         sessions.set(sid, { transport, server });
         const oldest = sessions.keys().next().value;

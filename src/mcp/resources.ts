@@ -1,4 +1,4 @@
-import { ResourceTemplate, type McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/server";
 import type { Dissent } from "../dissent.js";
 import { UsageError } from "../errors.js";
 import { redactDeep } from "../redact.js";

@@ -1,18 +1,19 @@
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
+import type { z } from "zod";
 import { DissentError, messageOf } from "../errors.js";
 import { missingOptional } from "../opt-in.js";
 import { redactDeep } from "../redact.js";
-
-/** Terminal control sequences and control characters (bar newline and tab), kept out of what an agent is shown. */
-const CONTROL = /\x1b\[[0-?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
+import { terminalSafe } from "./text.js";
 
 /**
  * A tool's answer (docs/mcp.md): the structured result, redacted (a key a model echoed never reaches
- * a client), and a short text rendering of it for clients that show text only.
+ * a client) and read through the tool's own output schema — so it holds exactly the fields
+ * `tools/list` declares, whatever the library adds later — and a short text rendering of it for
+ * clients that show text only, terminal-safe.
  */
-export function toolResult<T extends Record<string, unknown>>(value: T, text: (v: T) => string, redact: (s: string) => string): CallToolResult {
-  const shown = redactDeep(value, redact);
-  return { structuredContent: shown, content: [{ type: "text", text: redact(text(shown)).replace(CONTROL, "") }] };
+export function toolResult<O extends z.ZodType>(output: O, value: z.input<O>, text: (v: z.output<O>) => string, redact: (s: string) => string): CallToolResult {
+  const shown = output.parse(redactDeep(value, redact));
+  return { structuredContent: shown, content: [{ type: "text", text: terminalSafe(redact(text(shown))) }] };
 }
 
 /**
@@ -21,6 +22,6 @@ export function toolResult<T extends Record<string, unknown>>(value: T, text: (v
  */
 export function toolError(e: unknown, redact: (s: string) => string): CallToolResult {
   const err = missingOptional(e) ?? e;
-  const line = (redact(messageOf(err)).split("\n")[0] ?? "").replace(CONTROL, "");
+  const line = terminalSafe(redact(messageOf(err)).split("\n")[0] ?? "");
   return { isError: true, content: [{ type: "text", text: `dissent: error: ${DissentError.isInstance(err) ? line : `internal error: ${line}`}` }] };
 }

@@ -1,4 +1,4 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer } from "@modelcontextprotocol/server";
 import type { Dissent } from "../dissent.js";
 import { packageVersion } from "../package-root.js";
 import { registerResources } from "./resources.js";
@@ -13,7 +13,7 @@ export function createMcpServer(dissent: () => Dissent, track?: (work: Promise<u
   const server = new McpServer(
     { name: "dissent", version: packageVersion() },
     {
-      capabilities: { tools: {}, resources: {} },
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, logging: {} },
       instructions:
         "dissent audits LLM work adversarially. Use `challenge` on a draft before relying on it, `known_gaps` before changing code to learn what shipped with a known gap there, and `plan_issue` to plan an issue through dissent's councils.",
     },

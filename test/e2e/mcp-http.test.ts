@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { afterEach, describe, expect, test } from "vitest";
 import { BIN, dissent, scratch } from "../support/cli.js";
 import { council, holdConfig } from "../support/hold.js";
+import { httpClient, mcpFolder, startHttp } from "../support/mcp.js";
 import { startOpenAIServer } from "../support/openai-server.js";
 
 /** `dissent mcp --http` (docs/mcp.md): the Streamable HTTP transport behind `serve`'s token rule. */
@@ -131,5 +131,34 @@ describe("dissent mcp --http", () => {
       req.end("{}");
     });
     expect(status).toBe(421);
+  });
+
+  test("plan_issue's progress names each model call as it ends, and a warning reaches the client as a log message", async () => {
+    const models = await startOpenAIServer(council({ challenger: { status: 503 } }));
+    open.push(models);
+    const f = await mcpFolder(holdConfig(models.url));
+    open.push({ close: async () => f.cleanup() });
+    const server = await startHttp(f);
+    open.push(server);
+    const client = await httpClient(server.url);
+    open.push(client);
+    const logged: { level: string; data: unknown }[] = [];
+    client.setNotificationHandler("notifications/message", (n) => void logged.push({ level: n.params.level, data: n.params.data }));
+
+    const said: string[] = [];
+    const r = await client.callTool(
+      { name: "plan_issue", arguments: { title: "Retry failed uploads", body: "Uploads fail.", labels: ["dissent-load-bearing"] } },
+      { onprogress: (p) => void said.push(p.message ?? ""), timeout: 60_000 },
+    );
+    expect(r.isError).toBeFalsy();
+    expect(said).toContain("shape stage, round 1: shape.writer answered");
+    // One per model call, but the plan reviewer's, whose answer is the result.
+    expect(said.filter((m) => / answered$/.test(m))).toHaveLength(models.requests.length - 1);
+    expect(said.at(-1)).toBe("plan review: asking the plan reviewer");
+
+    // Over HTTP the server's stderr is not the agent's: the fail-open warning comes as an MCP log message.
+    const audit = await client.callTool({ name: "challenge", arguments: { prompt: "What is 2 + 2?", draft: "It is 4." } });
+    expect(audit.structuredContent).toMatchObject({ challenger_status: "failed", verdict: null });
+    expect(logged).toContainEqual({ level: "warning", data: expect.stringMatching(/^the challenger failed, the draft is unaudited: .*503/) });
   });
 });

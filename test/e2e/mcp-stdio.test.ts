@@ -1,12 +1,11 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, type Progress } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterEach, describe, expect, test } from "vitest";
 import { BIN, dissent, scratch } from "../support/cli.js";
 import { frontier, startRealisticDouble, type Scenario } from "../support/double/index.js";
-import { council, holdConfig } from "../support/hold.js";
+import { council, findings, holdConfig, roleOf } from "../support/hold.js";
 import { startOpenAIServer, type ChatRequest } from "../support/openai-server.js";
 
 /**
@@ -25,7 +24,7 @@ interface Setup {
   client: Client;
   /** What the server wrote on stderr so far. */
   stderr(): string;
-  call(name: string, args: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[2]): Promise<CallToolResult>;
+  call(name: string, args: Record<string, unknown>, opts?: Parameters<Client["callTool"]>[1]): Promise<CallToolResult>;
 }
 
 /** A scratch folder with `config`, and an SDK client connected to `dissent mcp` running in it. */
@@ -59,7 +58,7 @@ async function connect(config: string, env: Record<string, string> = {}): Promis
     home,
     client,
     stderr: () => stderr,
-    call: async (name, args, opts) => (await client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...opts })) as CallToolResult,
+    call: (name, args, opts) => client.callTool({ name, arguments: args }, { timeout: 60_000, ...opts }),
   };
 }
 
@@ -138,7 +137,7 @@ describe("dissent mcp over stdio", () => {
     expect(double.byRole("challenger")).toHaveLength(2); // the third is the first, from the cache
   });
 
-  test("plan_issue reports a progress notification per stage; cancelled midway it clears its labels, and a second call resumes from the cache", async () => {
+  test("plan_issue reports progress at each step and after each model call, naming stage and round; cancelled midway it clears its labels, and a second call resumes from the cache", async () => {
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     // The shape stage's first draft never comes back until the test lets it: the cancel lands mid-stage.
@@ -162,14 +161,23 @@ describe("dissent mcp over stdio", () => {
         signal: stop.signal,
         onprogress: (p) => {
           first.push(p);
-          if (p.message === "shape stage") stop.abort("the user pressed stop");
+          if (p.message === "shape stage, round 1: shape.writer writing") stop.abort("the user pressed stop");
         },
       },
     );
     await expect(cancelled).rejects.toThrow(/stop/);
-    expect(first.map((p) => p.message)).toEqual(["complexity gate", "discover stage", "shape stage"]);
-    expect(first.map((p) => p.progress)).toEqual([1, 2, 3]);
-    expect(first.every((p) => p.total === 6)).toBe(true);
+    const said = first.map((p) => p.message);
+    expect(said[0]).toBe("complexity gate: asking the complexity gate");
+    expect(said).toContain("discover stage, round 1: discover.brief writing");
+    expect(said).toContain("discover stage, round 1: discover.brief answered");
+    expect(said).toContain("discover stage: converged after 1 round");
+    expect(said.at(-1)).toBe("shape stage, round 1: shape.writer writing");
+    // Each discover-stage model call said it ended, by its role.
+    const discoverRoles = models.requests.map(roleOf).filter((r) => r.startsWith("discover") || r.startsWith("discovery") || r === "assumption_surfacer");
+    for (const role of discoverRoles) expect(said, role).toContain(`discover stage, round 1: ${role} answered`);
+    // Progress only grows; a plan's length is not known up front, so no total.
+    expect(first.map((p) => p.progress)).toEqual(first.map((_, i) => i + 1));
+    expect(first.every((p) => p.total === undefined)).toBe(true);
 
     const status = (await call("issue_status", { issue: "1" })).structuredContent as { labels: string[]; status: string; artifacts: string[] };
     // As after Ctrl-C: the transient label is gone, the cycle waits to resume (docs/issue.md).
@@ -179,7 +187,7 @@ describe("dissent mcp over stdio", () => {
     expect(status.artifacts).toEqual(["brief"]);
     release();
 
-    const discoverCalls = models.requests.filter((r) => r.body.model === "discover.brief").length;
+    const before = models.requests.length;
     const second: Progress[] = [];
     const r = await call("plan_issue", { issue: "1" }, { onprogress: (p) => void second.push(p) });
     expect(r.isError, textOf(r)).toBeFalsy();
@@ -188,10 +196,94 @@ describe("dissent mcp over stdio", () => {
     expect(out.labels).toContain("dissent-ready");
     expect(out.acceptance_criteria.length).toBeGreaterThan(0);
     // The discover stage was committed before the cancel: the resumed cycle starts at shape.
-    expect(models.requests.filter((r) => r.body.model === "discover.brief")).toHaveLength(discoverCalls);
-    expect(second.map((p) => p.message)).toEqual(["shape stage", "plan stage", "spec stage", "plan review"]);
+    const resumed = second.map((p) => p.message ?? "");
+    expect(resumed[0]).toBe("shape stage, round 1: shape.writer writing");
+    expect(resumed.filter((m) => m.startsWith("discover"))).toEqual([]);
+    // The plan reviewer's answer is the result itself: its step is the last message.
+    expect(resumed.at(-1)).toBe("plan review: asking the plan reviewer");
+    // At least one message per model call: every request the models got before the review has its "answered".
+    const answered = resumed.filter((m) => / answered$/.test(m));
+    expect(answered).toHaveLength(models.requests.length - before - 1);
     const plan = await client.readResource({ uri: "dissent://issue/1/plan" });
     expect(plan.contents[0]).toMatchObject({ mimeType: "text/markdown", text: expect.stringContaining("planner artifact") });
+  });
+
+  test("a plan longer than the client's timeout finishes when the timeout resets on progress (the SDK's resetTimeoutOnProgress)", async () => {
+    // A slow model: every shape-stage call takes 1.5 s, and the stage needs two rounds (a CRITICAL in
+    // round 1), so the stage alone takes four calls' time in a row — longer than the client's 4 s
+    // timeout. Only progress between the calls keeps the request alive.
+    const CRITICAL = {
+      severity: "CRITICAL",
+      category: "scope",
+      concern: "The shape never says how many retries are allowed.",
+      evidence: "Retry each upload",
+    };
+    const slow = (a: (n: number) => string) => (_req: ChatRequest, n: number) => ({ content: a(n), delayMs: 1500 });
+    const models = await startOpenAIServer(
+      council({
+        "shape.writer": slow((n) => (n === 0 ? "# Shape\n\nRetry each upload.\n" : "# Shape\n\nRetry each upload three times, then give up.\n")),
+        "shape.challenger": slow((n) => findings(n === 0 ? [CRITICAL] : [])),
+        "shape.user_advocate": slow(() => findings([])),
+        "shape.tech_lead": slow(() => findings([])),
+        "shape.product_strategist": slow(() => findings([])),
+      }),
+    );
+    open.push(models);
+    const { call } = await connect(holdConfig(models.url));
+    const said: string[] = [];
+    const r = await call(
+      "plan_issue",
+      { title: "Retry failed uploads", body: "Uploads fail on flaky networks.", labels: ["dissent-load-bearing"] },
+      { timeout: 4000, resetTimeoutOnProgress: true, onprogress: (p) => void said.push(p.message ?? "") },
+    );
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ status: "ready" });
+    expect(said).toContain("shape stage, round 2: shape.writer answered");
+    expect(said).toContain("shape stage: converged after 2 rounds");
+  });
+
+  test("resolve_concern sent again after a lost answer returns the resolution recorded, not 'already resolved'; a different one is refused", async () => {
+    const models = await startOpenAIServer(
+      council({ "plan.tester": findings([{ severity: "MEDIUM", category: "test_strategy", concern: "No test covers a retry after a timeout." }]) }),
+    );
+    open.push(models);
+    const { call } = await connect(holdConfig(models.url));
+    const planned = await call("plan_issue", { title: "Retry failed uploads", body: "Uploads fail.", labels: ["dissent-load-bearing"] });
+    const pending = (planned.structuredContent as { pending_concerns: { id: string }[] }).pending_concerns;
+    expect(pending).toHaveLength(1);
+    const args = { issue: 1, concern: pending[0]?.id, kind: "deferred", note: "tracked in #99" };
+    const first = await call("resolve_concern", args);
+    expect(first.isError, textOf(first)).toBeFalsy();
+    // The agent never saw that answer (a timeout, a dropped connection) and sends the same call again.
+    const retry = await call("resolve_concern", args);
+    expect(retry.isError, textOf(retry)).toBeFalsy();
+    expect(retry.structuredContent).toEqual(first.structuredContent);
+    const other = await call("resolve_concern", { ...args, kind: "ignored" });
+    expect(other.isError).toBe(true);
+    expect(textOf(other)).toMatch(/^dissent: error: concern \S+ of issue 1 is already resolved/);
+    const status = (await call("issue_status", { issue: 1 })).structuredContent as { pending_concerns: unknown[] };
+    expect(status.pending_concerns).toEqual([]);
+  });
+
+  test("text content is terminal-safe: a model's escape sequences, BEL and OSC 52 clipboard write are shown, not sent", async () => {
+    const HOSTILE = "Clears the screen \u001b[2J, writes the clipboard \u001b]52;c;cm0gLXJmIC8=\u0007 and rings \u0007.";
+    const models = await startOpenAIServer(
+      council({
+        challenger: JSON.stringify({
+          concerns: [{ evidence: "It is 5.", category: "factual_risk", severity: "high", concern: HOSTILE }],
+          verdict: "needs_work",
+        }),
+      }),
+    );
+    open.push(models);
+    const { call } = await connect(holdConfig(models.url));
+    const r = await call("challenge", { prompt: "What is 2 + 2?", draft: "It is 5." });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    const text = textOf(r);
+    expect(text, JSON.stringify(text)).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+    expect(text).toContain("Clears the screen \\x1b[2J, writes the clipboard \\x1b]52;c;cm0gLXJmIC8=\\x07 and rings \\x07.");
+    // The structured result is data, as the model wrote it (JSON escapes it on the wire).
+    expect((r.structuredContent as { concerns: { concern: string }[] }).concerns[0]?.concern).toBe(HOSTILE);
   });
 
   test("a config that does not load is every tool call's one-line error, and the server still answers", async () => {
@@ -290,6 +382,71 @@ describe("stdout carries only protocol frames", () => {
   });
 });
 
+/** A message as the SDK client frames it: `id` after the params, so an over-size one shows it only at its end. */
+const frame = (id: number | string, params: Record<string, unknown>) => `${JSON.stringify({ method: "tools/call", params, jsonrpc: "2.0", id })}\n`;
+
+describe("a message over mcp.max_message_bytes", () => {
+  test("is answered with a JSON-RPC error naming the setting, and the server goes on serving (default 8 MiB)", async () => {
+    const models = await startOpenAIServer(council());
+    open.push(models);
+    const s = scratch("dissent-mcp-big-");
+    open.push({ close: async () => s.cleanup() });
+    s.write("dissent.config.yaml", holdConfig(models.url));
+    const { child, exited, out, seen } = rawMcp(s.dir, { name: "known_gaps", arguments: { text: "retry uploads" } }, '"id":2');
+    await seen;
+    const replyTo = (id: number) =>
+      new Promise<{ error?: { code: number; message: string }; result?: unknown }>((resolve) => {
+        const look = () => {
+          const line = out.stdout.split("\n").find((l) => l.includes(`"id":${id}`));
+          if (line) resolve(JSON.parse(line) as { error?: { code: number; message: string } });
+          else child.stdout.once("data", look);
+        };
+        look();
+      });
+    // 9 MiB of prompt: over the default bound. The SDK's own buffer (10 MB) closed the server here.
+    child.stdin.write(frame(3, { name: "challenge", arguments: { prompt: "p".repeat(9 * 1024 * 1024), draft: "d" } }));
+    const refused = await replyTo(3);
+    expect(refused.error?.code).toBe(-32600);
+    expect(refused.error?.message).toMatch(/^dissent: error: the message is \d+ bytes, over the limit of 8388608 \(mcp\.max_message_bytes/);
+    child.stdin.write(frame(4, { name: "known_gaps", arguments: { text: "retry uploads" } }));
+    expect((await replyTo(4)).result).toMatchObject({ structuredContent: { gaps: [] } });
+    expect(child.exitCode).toBeNull();
+    expect(out.stderr).toMatch(/^dissent: warning: refused an MCP message of \d+ bytes: over mcp\.max_message_bytes \(8388608\)$/m);
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+
+  test("is bounded by the setting: one over it is refused by its id at the start, one under it is answered", async () => {
+    const models = await startOpenAIServer(council());
+    open.push(models);
+    const s = scratch("dissent-mcp-big-");
+    open.push({ close: async () => s.cleanup() });
+    s.write("dissent.config.yaml", holdConfig(models.url, { extra: "mcp: { max_message_bytes: 65536 }\n" }));
+    const { child, out, seen } = rawMcp(s.dir, { name: "known_gaps", arguments: { text: "retry uploads" } }, '"id":2');
+    await seen;
+    const lines = () =>
+      out.stdout
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l) as { id: unknown; error?: { message: string }; result?: unknown });
+    const until = (id: unknown) =>
+      new Promise<ReturnType<typeof lines>[number]>((resolve) => {
+        const look = () => {
+          const hit = lines().find((m) => m.id === id);
+          if (hit) resolve(hit);
+          else child.stdout.once("data", look);
+        };
+        look();
+      });
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: "big", method: "tools/call", params: { name: "known_gaps", arguments: { text: "x".repeat(70_000) } } })}\n`,
+    );
+    expect((await until("big")).error?.message).toMatch(/over the limit of 65536 \(mcp\.max_message_bytes/);
+    child.stdin.write(frame(5, { name: "known_gaps", arguments: { text: `retry uploads ${"y".repeat(60_000)}` } }));
+    expect((await until(5)).result).toMatchObject({ structuredContent: { gaps: [] } });
+  });
+});
+
 describe("stopping", () => {
   test("SIGTERM during plan_issue exits 143 after the plan has cleared its running label", async () => {
     let release: () => void = () => undefined;
@@ -313,7 +470,7 @@ describe("stopping", () => {
         arguments: { title: "Retry failed uploads", body: "Uploads fail.", labels: ["dissent-load-bearing"] },
         _meta: { progressToken: "p" },
       },
-      '"message":"shape stage"',
+      '"message":"shape stage, round 1: shape.writer writing"',
     );
     await seen;
     child.kill("SIGTERM");
