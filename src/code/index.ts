@@ -30,3 +30,4 @@ export type {
   Seeds,
   SkippedCounts,
 } from "./types.js";
+export { codeContextFor, type CodeContextDeps } from "./for-config.js";
