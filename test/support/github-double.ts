@@ -366,8 +366,9 @@ export async function startGithubDouble(
     if (method !== "GET" || !rest.startsWith("/git/")) return undefined;
     const missing: GitAnswer = { status: 404, body: { message: "Not Found", documentation_url: `${DOCS}/git`, status: "404" } };
     let m: RegExpExecArray | null;
-    if ((m = /^\/git\/ref\/heads\/(.+)$/.exec(rest))) {
-      const branch = decodeURIComponent(m[1] ?? "");
+    // Octokit sends `{ref}` encoded (heads%2Fmain); GitHub takes either.
+    if ((m = /^\/git\/ref\/(.+)$/.exec(rest)) && decodeURIComponent(m[1] ?? "").startsWith("heads/")) {
+      const branch = decodeURIComponent(m[1] ?? "").slice("heads/".length);
       const sha = branchSha(branch);
       if (!sha) return missing;
       return {
