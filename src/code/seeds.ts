@@ -142,7 +142,8 @@ const PATH =
 const CODE_SPAN = /`([^`\n]{1,300})`/g;
 const IDENT_SHAPED = /(?<![\w$])(?:[a-z_$][\w$]*[A-Z][\w$]*|[A-Z][a-z0-9]+[A-Z][\w$]*|[A-Za-z][A-Za-z0-9]*_[\w$]+|_[A-Za-z][\w$]*|[A-Za-z_$][\w$]*(?=\())/g;
 const IDENT = /[A-Za-z_$][\w$]*/g;
-const QUOTED = /"([^"\n]{8,200})"|'([^'\n]{8,200})'|\u201C([^\u201D\n]{8,200})\u201D/g;
+/** Quoted texts, paired as written (a short one is skipped afterwards, not matched across). */
+const QUOTED = /"([^"\n]{1,200})"|\u201C([^\u201D\n]{1,200})\u201D|(?<![\w])'([^'\n]{1,200})'(?![\w])/g;
 const PACKAGE = /(?<![\w@/-])(@[\w.-]+\/[\w.-]+|[a-z][\w.-]{1,100})(?![\w/-])/g;
 
 /** The seeds of an issue's texts, against a map's vocabulary; `messages` are quoted texts found verbatim in files. */
@@ -196,7 +197,7 @@ export function extractSeeds(index: RepoIndex, texts: readonly string[]): Seeds 
   for (const m of text.matchAll(QUOTED)) {
     if (messages.size >= MAX_MESSAGES) break;
     const msg = (m[1] ?? m[2] ?? m[3] ?? "").trim();
-    if (msg.split(/\s+/).length < 3) continue;
+    if (msg.length < 8 || msg.split(/\s+/).length < 3) continue;
     const lower = msg.toLowerCase();
     const lows = lowerTexts(index);
     const files = index.files.filter((_, i) => (lows[i] as string).includes(lower)).map((f) => f.path);
@@ -206,7 +207,9 @@ export function extractSeeds(index: RepoIndex, texts: readonly string[]): Seeds 
   // Plain words that are the names of modules here (a file's stem, a folder), not too common: "the retry
   // logic" names src/http/retry.ts. Definitions count only when the text names them as code (above).
   const common = Math.max(MAX_MATCHES, Math.ceil(index.files.length * COMMON_SHARE));
-  for (const w of new Set(words(text))) {
+  // …of the prose only: paths, frames and code spans have been read above.
+  const prose = text.replace(PY_FRAME, " ").replace(JS_FRAME, " ").replace(PATH_LINE, " ").replace(CODE_SPAN, " ").replace(PATH, " ");
+  for (const w of new Set(words(prose))) {
     if (w.length < 4 || !/^[a-z]+$/.test(w)) continue;
     const s = termOf(w);
     if (!s) continue;

@@ -24,8 +24,9 @@ const EXCERPT_SHARE = 0.45;
 const CHUNK_LINES = 40;
 /** Chunks searched lexically at most per selection: those holding the most seeds (then in map order). */
 const MAX_LEXICAL_DOCS = 800;
-/** The least score a candidate needs to be chosen. */
+/** The least score a candidate needs to be chosen; with seeds, also this share of the best candidate's score. */
 const MIN_SCORE = 0.05;
+const MIN_SHARE_OF_BEST = 0.15;
 
 const MAP_HEAD = "Repository map (files ranked for this issue; `N: signature` is a definition at line N):";
 
@@ -304,7 +305,9 @@ function scoreChunks(b: Basis): Candidate[] {
     }
     const hit = lex.get(c);
     if (hit && hit.score > 0) {
-      score += 1.5 * hit.score;
+      // BM25 relative to the best match, and half a point for each identifier of the issue it names (a
+      // section of a context file that names two of them is as much about the issue as the code is).
+      score += 1.5 * hit.score + Math.min(1.5, 0.5 * hit.terms.filter((t) => idents.has(t)).length);
       for (const t of hit.terms) terms.add(t);
       why.push(`matches ${hit.terms.slice(0, 4).join(", ")}`);
     }
@@ -320,7 +323,13 @@ function scoreChunks(b: Basis): Candidate[] {
   };
   for (const list of chunksOf(index)) for (const c of list) consider(c);
   for (const c of b.extras) consider(c);
-  return out.sort((x, y) => y.score - x.score || cmp(x.chunk.path, y.chunk.path) || x.chunk.start - y.chunk.start || x.chunk.end - y.chunk.end);
+  // What the issue names leads; code that is only near it in the ranking comes in while it is not far behind.
+  const hasSeeds = seeds.paths.length + seeds.identifiers.length + seeds.terms.length + seeds.locations.length > 0;
+  const best = Math.max(0, ...out.map((c) => c.score));
+  const floor = hasSeeds ? best * MIN_SHARE_OF_BEST : 0;
+  return out
+    .filter((c) => c.score >= floor)
+    .sort((x, y) => y.score - x.score || cmp(x.chunk.path, y.chunk.path) || x.chunk.start - y.chunk.start || x.chunk.end - y.chunk.end);
 }
 
 /** An excerpt as rendered: `### path:start-end`, then its lines verbatim. */
@@ -399,7 +408,12 @@ export function assemble(candidates: readonly Candidate[], room: number): Excerp
       order: Math.min(chosen.length, ...same.map((e) => e.order)),
       score: Math.max(cand.score, ...same.map((e) => e.score)),
       terms: new Set([...same.flatMap((e) => [...e.terms]), ...cand.terms]),
-      why: [...new Set([...same.flatMap((e) => e.why), ...cand.why])],
+      // The reasons of the better-scored part first (the record shows the first few).
+      why: [
+        ...new Set(
+          cand.score > Math.max(0, ...same.map((e) => e.score)) ? [...cand.why, ...same.flatMap((e) => e.why)] : [...same.flatMap((e) => e.why), ...cand.why],
+        ),
+      ],
       cut: cut || same.some((e) => e.cut),
     };
     for (const e of same) chosen.splice(chosen.indexOf(e), 1);
