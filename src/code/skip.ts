@@ -31,6 +31,9 @@ const VENDORED_DIRS = new Set([
   "Carthage",
 ]);
 
+/** dissent's own home, when it is the default ./.dissent of a checkout: never part of the map (counted as ignored). */
+const OWN_HOME = ".dissent";
+
 /** File names of bundles and source maps. */
 const VENDORED_FILE = /\.(?:min|bundle|umd)\.(?:js|mjs|cjs|css)$|\.(?:js|css)\.map$|-min\.js$/i;
 
@@ -62,8 +65,9 @@ const GENERATED_MARK =
   /code generated\b[^\n]*\bdo not edit|@generated\b|auto-?generated\b[^\n]*\bdo not (?:edit|modify)|this file (?:is|was) (?:automatically )?generated/i;
 
 /** Why a path is skipped by its name, or undefined. */
-export function skipByPath(path: string): "vendored" | "generated" | undefined {
+export function skipByPath(path: string): "vendored" | "generated" | "ignored" | undefined {
   const parts = path.split("/");
+  if (parts.length > 1 && parts.slice(0, -1).includes(OWN_HOME)) return "ignored";
   for (let i = 0; i < parts.length - 1; i++) if (VENDORED_DIRS.has(parts[i] as string)) return "vendored";
   const base = (parts[parts.length - 1] ?? "").toLowerCase();
   if (VENDORED_FILE.test(base)) return "vendored";
