@@ -69,28 +69,29 @@ export async function openRepoMap(
     fresh.push({ key, value });
     if (cache && fresh.length >= PUT_BATCH) await safePut(cache, fresh.splice(0));
   }
-  const manifest = got.get(manifestKey(digest));
-  const builtAt = manifest && /^\d{4}-\d\d-\d\dT/.test(manifest) ? manifest : (opts.clock ?? (() => new Date()))().toISOString();
-  if (!manifest) fresh.push({ key: manifestKey(digest), value: builtAt });
+  // The manifest: when these contents were first mapped, and their imports resolved (they depend on every path).
+  const manifest = readManifest(got.get(manifestKey(digest)));
+  const builtAt = manifest?.builtAt ?? (opts.clock ?? (() => new Date()))().toISOString();
+  let resolved = manifest?.imports;
+  if (!resolved) {
+    const idx = pathIndex(listing.files.map((f) => f.path));
+    resolved = {};
+    for (const k of kinds) {
+      const imports = new Set<string>();
+      for (const spec of (extractions.get(k.file) ?? EMPTY).imports)
+        for (const p of resolveImport(k.language, k.file.path, spec, idx)) if (p !== k.file.path) imports.add(p);
+      if (imports.size) resolved[k.file.path] = [...imports].sort();
+    }
+    fresh.push({ key: manifestKey(digest), value: JSON.stringify({ builtAt, imports: resolved }) });
+  }
   if (cache && fresh.length) await safePut(cache, fresh);
 
-  const idx = pathIndex(listing.files.map((f) => f.path));
   const languages: Record<string, number> = {};
+  const imports = resolved;
   const files: RepoFile[] = kinds.map((k) => {
     languages[k.language] = (languages[k.language] ?? 0) + 1;
     const x = extractions.get(k.file) ?? EMPTY;
-    const imports = new Set<string>();
-    for (const spec of x.imports) for (const p of resolveImport(k.language, k.file.path, spec, idx)) if (p !== k.file.path) imports.add(p);
-    return {
-      path: k.file.path,
-      language: k.language,
-      hash: k.file.hash,
-      text: k.file.text,
-      lines: k.file.text.split(/\r?\n/),
-      defs: x.defs,
-      refs: new Map(x.refs.map(([name, count, lines]) => [name, { count, lines }])),
-      imports: [...imports].sort(),
-    };
+    return mappedFile(k.file, k.language, x, imports[k.file.path] ?? []);
   });
   return {
     commit: listing.commit,
@@ -104,6 +105,40 @@ export async function openRepoMap(
     reused,
     dirty: listing.dirty,
     index: { files, byPath: new Map(files.map((f) => [f.path, f])) },
+  };
+}
+
+/** A manifest read back (a damaged or older one is built again). */
+function readManifest(text: string | undefined): { builtAt: string; imports: Record<string, string[]> } | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const m = JSON.parse(text) as { builtAt?: unknown; imports?: unknown };
+    if (typeof m.builtAt !== "string" || typeof m.imports !== "object" || m.imports === null) return undefined;
+    return { builtAt: m.builtAt, imports: m.imports as Record<string, string[]> };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A mapped file; its lines are split on first use (most files of a map are never excerpted). */
+function mappedFile(f: ListedFile, language: string, x: Extraction, imports: readonly string[]): RepoFile {
+  let lines: string[] | undefined;
+  let refs: Map<string, { count: number; lines: readonly number[] }> | undefined;
+  return {
+    path: f.path,
+    language,
+    hash: f.hash,
+    text: f.text,
+    get lines() {
+      lines ??= f.text.split(/\r?\n/);
+      return lines;
+    },
+    defs: x.defs,
+    get refs() {
+      refs ??= new Map(x.refs.map(([name, count, at]) => [name, { count, lines: at }]));
+      return refs;
+    },
+    imports,
   };
 }
 

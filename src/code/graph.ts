@@ -14,8 +14,8 @@ const MAX_DEFINERS = 30;
 const REVERSE = 0.3;
 const IMPORT = 1;
 const DAMPING = 0.85;
-const ITERATIONS = 60;
-const TOLERANCE = 1e-10;
+const ITERATIONS = 40;
+const TOLERANCE = 1e-7;
 
 /** The graph of a map, before the identifiers weigh in (built once per map). */
 export interface FileGraph {

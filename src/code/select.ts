@@ -24,6 +24,28 @@ const EXCERPT_SHARE = 0.45;
 const CHUNK_LINES = 40;
 /** Chunks searched lexically at most per selection: those holding the most seeds (then in map order). */
 const MAX_LEXICAL_DOCS = 800;
+/** Occurrences of one seed looked at per file. */
+const MAX_HITS_PER_SEED = 200;
+
+/** Where each line of a text starts. */
+function lineStarts(text: string): Int32Array {
+  const starts = [0];
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
+  return Int32Array.from(starts);
+}
+
+/** The 1-based line of a character offset. */
+function lineAt(starts: Int32Array, pos: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] as number) <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo + 1;
+}
+
 /** The least score a candidate needs to be chosen; with seeds, also this share of the best candidate's score. */
 const MIN_SCORE = 0.05;
 const MIN_SHARE_OF_BEST = 0.15;
@@ -158,14 +180,28 @@ function lexical(chunks: readonly Chunk[][], lows: readonly string[], needles: r
   for (const list of chunks) {
     const first = list[0];
     if (!first) continue;
-    // The file first (one search of its text), then its chunks, for the seeds the file holds.
+    // Where in the file each seed occurs (one scan of its text per seed), then which chunks hold those lines.
     const whole = first.extra ? first.lines.join("\n").toLowerCase() : (lows[first.file] as string);
-    const present = lowNeedles.flatMap((n, i) => (whole.includes(n) ? [i] : []));
-    if (!present.length) continue;
-    const lowLines = whole.split("\n");
+    let starts: Int32Array | undefined;
+    const at: number[][] = [];
+    for (let i = 0; i < lowNeedles.length; i++) {
+      const n = lowNeedles[i] as string;
+      let pos = whole.indexOf(n);
+      if (pos < 0) continue;
+      starts ??= lineStarts(whole);
+      const lines: number[] = [];
+      while (pos >= 0 && lines.length < MAX_HITS_PER_SEED) {
+        lines.push(lineAt(starts, pos));
+        pos = whole.indexOf(n, pos + n.length);
+      }
+      at[i] = lines;
+    }
+    if (!starts) continue;
     for (const c of list) {
-      const low = lowLines.slice(c.start - 1, c.end).join("\n");
-      const terms = present.filter((i) => low.includes(lowNeedles[i] as string)).map((i) => needles[i] as string);
+      const terms: string[] = [];
+      at.forEach((lines, i) => {
+        if (lines?.some((l) => l >= c.start && l <= c.end)) terms.push(needles[i] as string);
+      });
       if (terms.length) found.push({ chunk: c, terms });
     }
   }
@@ -336,6 +372,27 @@ function scoreChunks(b: Basis): Candidate[] {
 const excerptText = (path: string, lines: readonly string[], start: number, end: number) =>
   `### ${path}:${start}-${end}\n${lines.slice(start - 1, end).join("\n")}`;
 
+/** Prefix sums of line lengths, per file's lines (the excerpts' costs are sums of them). */
+const prefixes = new WeakMap<readonly string[], Float64Array>();
+function prefixOf(lines: readonly string[]): Float64Array {
+  let p = prefixes.get(lines);
+  if (!p) {
+    p = new Float64Array(lines.length + 1);
+    for (let i = 0; i < lines.length; i++) p[i + 1] = (p[i] as number) + (lines[i] as string).length;
+    prefixes.set(lines, p);
+  }
+  return p;
+}
+
+/** excerptText(…).length, without building it. */
+function excerptLength(path: string, lines: readonly string[], start: number, end: number): number {
+  const p = prefixOf(lines);
+  const s = Math.max(1, start);
+  const e = Math.min(lines.length, end);
+  const body = e >= s ? (p[e] as number) - (p[s - 1] as number) + (e - s) : 0;
+  return `### ${path}:${start}-${end}\n`.length + body;
+}
+
 /** A chosen excerpt (ranges of one file merge as they are added). */
 interface Excerpt {
   path: string;
@@ -375,7 +432,7 @@ export function assemble(candidates: readonly Candidate[], room: number): Excerp
   const chosen: Excerpt[] = [];
   const cap = Math.max(600, Math.floor(room * EXCERPT_SHARE));
   let used = 0;
-  const cost = (e: { path: string; lines: readonly string[]; start: number; end: number }) => excerptText(e.path, e.lines, e.start, e.end).length + 2;
+  const cost = (e: { path: string; lines: readonly string[]; start: number; end: number }) => excerptLength(e.path, e.lines, e.start, e.end) + 2;
   for (const cand of candidates) {
     if (used >= room) break;
     const c = cand.chunk;
@@ -448,10 +505,7 @@ function mapBlock(b: Basis, room: number): { text: string; items: { path: string
       .slice(0, SIGS_PER_FILE)
       .sort((x, y) => x.line - y.line);
     const body = [f.path, ...defs.map((d) => `  ${d.line}: ${d.sig}`)].join("\n");
-    if (used + 1 + body.length > room) {
-      if (items.length && used + 1 + f.path.length > room) break;
-      continue;
-    }
+    if (used + 1 + body.length > room) break; // files below it rank lower still: the block ends here
     used += 1 + body.length;
     const named = seeds.paths.filter((p) => p === f.path || (p.endsWith("/") && f.path.startsWith(p)));
     const terms = [...named, ...defs.filter((d) => idents.has(d.name)).map((d) => d.name)];
