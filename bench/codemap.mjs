@@ -26,7 +26,14 @@ if (process.argv[2] === "--child") {
   const ms = performance.now() - t;
   const used = process.cpuUsage(cpu);
   // CPU time too: on a shared machine the wall time says more about the neighbours than about the map.
-  const out = { ms, cpuMs: (used.user + used.system) / 1000, files: map.files, parsed: map.parsed, reused: map.reused, maxRssMb: process.resourceUsage().maxRSS / 1024 };
+  const out = {
+    ms,
+    cpuMs: (used.user + used.system) / 1000,
+    files: map.files,
+    parsed: map.parsed,
+    reused: map.reused,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  };
   if (what === "select") {
     const texts = [
       "Orders placed twice: `OrderService42.submit` retries through `retryWithBackoff` in src/core/retry.ts, and `InventoryStore17.reserve` runs again.",

@@ -1,12 +1,16 @@
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { gunzipSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import type * as TreeSitter from "@vscode/tree-sitter-wasm";
+import { packageRoot } from "../package-root.js";
 import type { Definition, Extraction } from "./types.js";
 import { type ParsedLanguage, QUERIES } from "./queries.js";
 
 /**
  * tree-sitter through WebAssembly (ADR-031): the runtime and the grammars are the prebuilt files of
- * `@vscode/tree-sitter-wasm`, built together (one ABI), loaded lazily — the runtime on the first parse,
+ * `@vscode/tree-sitter-wasm`, built together (one ABI) and copied into the package at build time
+ * (scripts/postbuild.mjs; the grammars gzipped), loaded lazily — the runtime on the first parse,
  * each grammar and its query on the first file of its language — and once per process. Nothing is
  * compiled or downloaded.
  */
@@ -30,18 +34,23 @@ interface Loaded {
   query: TreeSitter.Query;
 }
 
-let runtime: Promise<{ ts: Ts; dir: string }> | undefined;
+let runtime: Promise<{ ts: Ts; dir: string; gz: boolean }> | undefined;
 const languages = new Map<ParsedLanguage, Promise<Loaded>>();
 
+/** Where the runtime and grammars are: the package's own copy (dist/vendor/tree-sitter, grammars gzipped), else the devDependency's. */
+function locate(): { dir: string; runtime: string; gz: boolean } {
+  const vendored = join(packageRoot(), "dist", "vendor", "tree-sitter");
+  if (existsSync(join(vendored, "tree-sitter.cjs"))) return { dir: vendored, runtime: "tree-sitter.cjs", gz: true };
+  return { dir: dirname(createRequire(import.meta.url).resolve("@vscode/tree-sitter-wasm")), runtime: "tree-sitter.js", gz: false };
+}
+
 /** The runtime, initialised once per process. */
-function loadRuntime(): Promise<{ ts: Ts; dir: string }> {
+function loadRuntime(): Promise<{ ts: Ts; dir: string; gz: boolean }> {
   runtime ??= (async () => {
-    const require = createRequire(import.meta.url);
-    const entry = require.resolve("@vscode/tree-sitter-wasm");
-    const ts = require(entry) as Ts;
-    const dir = dirname(entry);
+    const { dir, runtime: file, gz } = locate();
+    const ts = createRequire(import.meta.url)(join(dir, file)) as Ts;
     await ts.Parser.init({ locateFile: (file: string) => join(dir, file) });
-    return { ts, dir };
+    return { ts, dir, gz };
   })();
   runtime.catch(() => {
     runtime = undefined; // a failed load is tried again next time, never cached
@@ -54,8 +63,9 @@ export function loadLanguage(lang: ParsedLanguage): Promise<Loaded> {
   let got = languages.get(lang);
   if (!got) {
     got = (async () => {
-      const { ts, dir } = await loadRuntime();
-      const language = await ts.Language.load(join(dir, GRAMMAR[lang]));
+      const { ts, dir, gz } = await loadRuntime();
+      const file = join(dir, GRAMMAR[lang]);
+      const language = await ts.Language.load(gz ? new Uint8Array(gunzipSync(readFileSync(`${file}.gz`))) : file);
       const parser = new ts.Parser();
       parser.setLanguage(language);
       return { parser, query: new ts.Query(language, QUERIES[lang]) };
