@@ -88,6 +88,18 @@ for (const name of readdirSync(at("dist/cli/"))) {
 mkdirSync(at("dist/vendor/"), { recursive: true });
 copyFileSync(at("node_modules/chart.js/dist/chart.umd.min.js"), at("dist/vendor/chart.umd.min.js"));
 
+// tree-sitter (a devDependency, ADR-032): the WebAssembly runtime and the grammars of the languages the
+// repository map parses are copied into the package, the grammars gzipped (a quarter of their size);
+// the package's other grammars (C#, C++, Ruby, PHP, PowerShell, Bash: ~16 MB) stay out.
+const TS = "node_modules/@vscode/tree-sitter-wasm/";
+mkdirSync(at("dist/vendor/tree-sitter/"), { recursive: true });
+// The runtime is CommonJS (UMD): .cjs, or the package's "type": "module" would make Node read it as ESM.
+copyFileSync(at(`${TS}wasm/tree-sitter.js`), at("dist/vendor/tree-sitter/tree-sitter.cjs"));
+for (const f of ["wasm/tree-sitter.wasm", "LICENSE"]) copyFileSync(at(`${TS}${f}`), at(`dist/vendor/tree-sitter/${f.replace("wasm/", "")}`));
+const { gzipSync } = await import("node:zlib");
+for (const lang of ["typescript", "tsx", "javascript", "python", "go", "rust", "java"])
+  writeFileSync(at(`dist/vendor/tree-sitter/tree-sitter-${lang}.wasm.gz`), gzipSync(readFileSync(at(`${TS}wasm/tree-sitter-${lang}.wasm`)), { level: 9 }));
+
 // The dashboard: one bundle (Preact + the app), the CSS and the loader inline in index.html.
 mkdirSync(at("dist/web/"), { recursive: true });
 const app = await esbuild.build({

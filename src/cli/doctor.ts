@@ -11,6 +11,7 @@ import { redactor } from "../redact.js";
 import { json, type Common } from "./common.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
+import { openStore } from "../store/open.js";
 import { addPart, engineInstalled, OPT_IN_PARTS } from "../opt-in.js";
 
 /** One configured route and what checking it found (docs/local-engine.md: reachable, key, model present, JSON mode). */
@@ -251,21 +252,93 @@ export function groupRows(rows: readonly RouteCheck[]): RowGroup[] {
 /** A group's routes as one cell: up to three by name, else the first and how many more. */
 const routesCell = (g: RowGroup): string => (g.routes.length <= 3 ? g.routes.join(", ") : `${g.routes[0]} and ${g.routes.length - 1} more`);
 
-/** `dissent doctor`: one row per configured route; exit 1 if any fails (docs/local-engine.md). */
+/** What `doctor` says of the repository the councils read (docs/local-engine.md), when the config names one. */
+export interface RepositoryCheck {
+  where: string;
+  ok: boolean;
+  detail: string;
+  commit?: string | null;
+  files?: number;
+  languages?: Record<string, number>;
+  skipped?: Record<string, number>;
+  built_at?: string;
+  from_cache?: boolean;
+}
+
+/** "3 h ago", "just now": how old a map is. */
+function age(builtAt: string, now: number): string {
+  const s = Math.max(0, Math.round((now - Date.parse(builtAt)) / 1000));
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.round(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.round(s / 3600)} h ago`;
+  return `${Math.round(s / 86_400)} d ago`;
+}
+
+/** Maps the configured repository (through the store's code index, so a mapped commit is read back, not parsed). */
+async function checkRepository(config: Config, io: Io): Promise<RepositoryCheck | undefined> {
+  const src = config.code.source;
+  if (!src) return undefined;
+  const where = src.kind === "local" ? src.root : `${src.repo} (GitHub)`;
+  const { codeContextFor } = await import("../code/for-config.js");
+  const store = await openStore(config, { env: io.env, redact: io.redact }).catch(() => undefined);
+  let warned = "";
+  try {
+    const tracker =
+      src.kind === "github" && config.tracker.type === "github"
+        ? (await import("../trackers/github.js")).githubTracker(config.tracker, io.env, config.source)
+        : undefined;
+    const map = await codeContextFor(config, {
+      ...(store ? { cache: store.codeIndex } : {}),
+      ...(tracker ? { tracker } : {}),
+      warn: (m) => {
+        warned = m;
+      },
+    });
+    if (!map) return { where, ok: false, detail: warned || "not mapped" };
+    const langs = Object.entries(map.languages)
+      .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+      .slice(0, 4)
+      .map(([l, n]) => `${l} ${n}`)
+      .join(", ");
+    const skipped = Object.entries(map.skipped).filter(([, n]) => n > 0);
+    const built = map.fromCache ? `map from ${age(map.builtAt, Date.now())} (in the store)` : `map built now (${map.parsed} files parsed)`;
+    return {
+      where: map.where,
+      ok: true,
+      detail: `${map.files} files (${langs || "none"})${skipped.length ? `, skipped ${skipped.map(([k, n]) => `${n} ${k.replace("_", " ")}`).join(", ")}` : ""}; ${built}${map.commit ? `; at ${map.commit.slice(0, 12)}${map.dirty ? " with changes" : ""}` : ""}`,
+      commit: map.commit,
+      files: map.files,
+      languages: map.languages,
+      skipped: { ...map.skipped },
+      built_at: map.builtAt,
+      from_cache: map.fromCache,
+    };
+  } catch (e) {
+    return { where, ok: false, detail: messageOf(e).split("\n")[0] ?? "" };
+  } finally {
+    await store?.close();
+  }
+}
+
+/** `dissent doctor`: one row per configured route, and one for the repository; exit 1 if any fails (docs/local-engine.md). */
 export async function doctorCommand(flags: Common, io: Io): Promise<number> {
   const config = loadConfig({ ...(flags.config ? { flag: flags.config } : {}), env: io.env, cwd: io.cwd });
   io.redact = redactor(config.secrets); // a key echoed in a server's error never reaches the terminal
   const { rows, dispose } = await checkConfiguredRoutes(config, io.env);
   await dispose();
-  const ok = rows.every((r) => r.ok);
+  const repository = await checkRepository(config, io);
+  const ok = rows.every((r) => r.ok) && (repository?.ok ?? true);
   if (flags.json) {
-    json(io, { config: config.source, ok, routes: rows });
+    json(io, { config: config.source, ok, routes: rows, ...(repository ? { repository } : {}) });
   } else {
     io.stdout(`config: ${config.source}\n`);
     io.stdout(
       table(
         ["ROUTE", "TARGET", "STATUS", "CHECKS"],
-        groupRows(rows).map((g) => [routesCell(g), g.target, g.ok ? "ok" : "FAIL", g.detail]),
+        [
+          ...groupRows(rows).map((g) => [routesCell(g), g.target, g.ok ? "ok" : "FAIL", g.detail]),
+          ...(repository ? [["repository", repository.where, repository.ok ? "ok" : "FAIL", repository.detail]] : []),
+        ],
       ),
     );
   }

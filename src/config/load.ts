@@ -6,7 +6,9 @@ import { ConfigFile, MIN_CALLS_PER_ISSUE, type Config } from "../contracts/confi
 import { ConfigError } from "../errors.js";
 import { readBounded } from "../files/read.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "../models/reply-cap.js";
-import { checkRoutes } from "../models/router.js";
+import { checkRoutes, roleChain } from "../models/router.js";
+import { DEFAULT_BUDGET_TOKENS, DEFAULT_CODE_LIMITS } from "../code/limits.js";
+import { statSync } from "node:fs";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
 import { unknownRoute, unknownRouteMessage } from "./roles.js";
@@ -118,6 +120,8 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   if (parsed.success) {
     const unknown = unknownRoute(parsed.data.routes);
     if (unknown) throw new ConfigError(`${file}${keyLine(doc, lineCounter, ["routes", unknown.name])}: ${unknownRouteMessage(unknown)}`);
+    const role = unknownRoute(parsed.data.context?.roles);
+    if (role) throw new ConfigError(`${file}${keyLine(doc, lineCounter, ["context", "roles", role.name])}: ${contextRoleMessage(role)}`);
     return parsed.data;
   }
   const issue = parsed.error.issues[0];
@@ -224,6 +228,52 @@ function implementOf(file: ConfigFile["implement"], baseDir: string): Config["im
   };
 }
 
+/** The message for a `context.roles` entry that names no role. */
+const contextRoleMessage = (u: { name: string; nearest: string }) =>
+  `context.roles.${u.name} names no role: did you mean '${u.nearest}'? (the roles are listed in docs/configuration.md)`;
+
+/**
+ * `project.repo` and `context:` resolved (docs/configuration.md): the repository — the checkout named,
+ * else implement.repo, else the GitHub tracker's repository through the API, else none — and the budgets.
+ */
+function codeOf(file: ConfigFile, baseDir: string, source: string, implement: Config["implement"], tracker: Config["tracker"]): Config["code"] {
+  const repo = file.project?.repo;
+  let src: Config["code"]["source"] = null;
+  if (typeof repo === "string") {
+    const root = resolve(baseDir, repo.startsWith("~/") ? join(homedir(), repo.slice(2)) : repo);
+    const st = statSync(root, { throwIfNoEntry: false });
+    if (!st) throw new ConfigError(`${source}: project.repo: ${repo} not found (${root})`);
+    if (!st.isDirectory()) throw new ConfigError(`${source}: project.repo: ${repo} is not a folder (${root})`);
+    src = { kind: "local", root };
+  } else if (repo === undefined) {
+    if (implement) src = { kind: "local", root: implement.repo };
+    else if (tracker.type === "github") src = { kind: "github", repo: tracker.repo };
+  }
+  const ctx = file.context;
+  const budgetTokens = ctx?.budget_tokens ?? DEFAULT_BUDGET_TOKENS;
+  const roles = { ...(ctx?.roles ?? {}) };
+  const budgetFor = (role: string): number => {
+    for (const name of roleChain(role)) {
+      const n = roles[name];
+      if (n !== undefined) return n;
+    }
+    return budgetTokens;
+  };
+  const m = ctx?.map;
+  return {
+    source: src,
+    budgetTokens,
+    roles,
+    budgetFor,
+    limits: {
+      maxFiles: m?.max_files ?? DEFAULT_CODE_LIMITS.maxFiles,
+      maxFileBytes: m?.max_file_bytes ?? DEFAULT_CODE_LIMITS.maxFileBytes,
+      maxTotalBytes: m?.max_total_bytes ?? DEFAULT_CODE_LIMITS.maxTotalBytes,
+      parseMs: m?.parse_ms ?? DEFAULT_CODE_LIMITS.parseMs,
+    },
+  };
+}
+
 /** Loads the configuration every command works from (docs/configuration.md). */
 export function loadConfig(opts: LoadOptions): Config {
   const path = findConfig(opts);
@@ -249,6 +299,8 @@ export function configFromObject(value: unknown, opts: { env: Record<string, str
   }
   const unknown = unknownRoute(parsed.data.routes);
   if (unknown) throw new ConfigError(`config: ${unknownRouteMessage(unknown)}`);
+  const role = unknownRoute(parsed.data.context?.roles);
+  if (role) throw new ConfigError(`config: ${contextRoleMessage(role)}`);
   return buildConfig(parsed.data, { source: "config", baseDir: opts.cwd, env: opts.env, cwd: opts.cwd });
 }
 
@@ -299,6 +351,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
       implement: file.factory?.implement ?? false,
     },
     implement: implementOf(file.implement, baseDir),
+    code: codeOf(file, baseDir, source, implementOf(file.implement, baseDir), file.tracker ?? { type: "local" }),
     telemetry: {
       otlpEndpoint: file.telemetry?.otlp_endpoint ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? null,
       serviceName: file.telemetry?.service_name ?? env.OTEL_SERVICE_NAME ?? "dissent",

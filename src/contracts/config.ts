@@ -185,6 +185,42 @@ export const ConfigFile = lazySchema(() =>
           description: z.string().max(4000).optional(),
           /** Files read into the project block (paths relative to the config file; each at most 64 KiB). */
           context_files: z.array(z.string().min(1)).max(16).optional(),
+          /**
+           * The repository the issues are about (docs/configuration.md): a local checkout (relative to the config
+           * file), or false for none. Unset: implement.repo when there is an implement: section, else the GitHub
+           * tracker's repository read through the API, else none.
+           */
+          repo: z.union([z.string().min(1).max(4096), z.literal(false)]).optional(),
+        })
+        .strict()
+        .optional(),
+      /** The code each request carries (docs/configuration.md, docs/issue.md "The code the councils read"). */
+      context: z
+        .object({
+          /** Tokens of code per request (estimateTokens: characters ÷ 4); 0 sends none. */
+          budget_tokens: z.number().int().min(0).max(200_000).optional(),
+          /** Per-role budgets: a role or a dotted prefix of one (`plan` covers `plan.builder`), most specific first. */
+          roles: z.record(z.string(), z.number().int().min(0).max(200_000)).optional(),
+          /** The repository map's bounds (docs/limits.md). */
+          map: z
+            .object({
+              max_files: z.number().int().min(1).max(100_000).optional(),
+              max_file_bytes: z
+                .number()
+                .int()
+                .min(1024)
+                .max(16 * 1024 * 1024)
+                .optional(),
+              max_total_bytes: z
+                .number()
+                .int()
+                .min(1024 * 1024)
+                .max(1024 * 1024 * 1024)
+                .optional(),
+              parse_ms: z.number().int().min(10).max(60_000).optional(),
+            })
+            .strict()
+            .optional(),
         })
         .strict()
         .optional(),
@@ -239,6 +275,23 @@ export interface ProjectContext {
   files: { path: string; text: string }[];
 }
 
+/** The repository the councils read (docs/issue.md "The code the councils read"), resolved: a local checkout or a GitHub repository. */
+export type CodeSourceConfig = { kind: "local"; root: string } | { kind: "github"; repo: string };
+
+/** `project.repo` and `context:` resolved (docs/configuration.md). */
+export interface CodeConfig {
+  /** The repository, or null when none is configured (then no request carries code). */
+  source: CodeSourceConfig | null;
+  /** `context.budget_tokens` (default 6000). */
+  budgetTokens: number;
+  /** `context.roles`, as written. */
+  roles: Record<string, number>;
+  /** A role's budget: its `context.roles` entry, else its nearest dotted prefix's, else `budgetTokens` (`plan.builder` → `plan` → default). */
+  budgetFor(role: string): number;
+  /** `context.map.*` (docs/limits.md). */
+  limits: { maxFiles: number; maxFileBytes: number; maxTotalBytes: number; parseMs: number };
+}
+
 /** The resolved configuration every command works from. */
 export interface Config {
   /** Where the config came from (a path), or "defaults". */
@@ -262,6 +315,8 @@ export interface Config {
   factory: { pollIntervalS: number; concurrency: number; maxAttempts: number; implement: boolean };
   /** `implement:`, or null when the config has none (docs/implement.md). */
   implement: ImplementConfig | null;
+  /** The repository the councils read and the code budget (`project.repo`, `context:`). */
+  code: CodeConfig;
   telemetry: { otlpEndpoint: string | null; serviceName: string };
   modelsDir: string;
   offline: boolean;

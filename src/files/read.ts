@@ -60,7 +60,8 @@ export function readBytesBounded(
     const chunks: Buffer[] = [];
     let n = 0;
     while (n < want) {
-      const chunk = Buffer.alloc(Math.min(CHUNK, want - n));
+      // No bigger than the file said it is (plus the one byte that tells it grew): small files, small buffers.
+      const chunk = Buffer.alloc(Math.max(1, Math.min(CHUNK, want - n, st.size + 1 - n)));
       const read = readSync(fd, chunk, 0, chunk.length, null);
       if (read === 0) break;
       chunks.push(read === chunk.length ? chunk : chunk.subarray(0, read));

@@ -65,4 +65,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX cache_created ON cache(created_at);
   CREATE INDEX events_type ON events(type, seq);
   `,
+  // 4 — issue 30: the repository map's code index (per-file extractions and GitHub blobs by content hash), bounded by bytes, oldest-used out first.
+  `
+  CREATE TABLE code_index (
+    key     TEXT PRIMARY KEY,
+    value   TEXT NOT NULL,
+    bytes   INTEGER NOT NULL,
+    used_at INTEGER NOT NULL
+  );
+  CREATE INDEX code_index_used ON code_index(used_at, key);
+  `,
 ];

@@ -89,6 +89,32 @@ export const WIKI_ENTRY_BYTES = 1024 * 1024;
 export type CachePort = ReplyCache & { clear(olderThanDays?: number): Promise<number>; count(): Promise<number> };
 
 /**
+ * The code index (docs/issue.md "The code the councils read", ADR-032): what the repository map
+ * keeps of each file — its extraction, and a GitHub blob's text — under keys that name the content
+ * (a blob hash) and the extractor's version, so nothing in it goes stale. Bounded (CODE_INDEX_BYTES):
+ * past it the entries used longest ago go first. `stats` counts what this process asked of it.
+ */
+export interface CodeIndexCache {
+  getMany(keys: readonly string[]): Promise<Map<string, string>>;
+  putMany(entries: readonly { key: string; value: string }[]): Promise<void>;
+  /** Entries and bytes held. */
+  size(): Promise<{ entries: number; bytes: number }>;
+  readonly stats: CodeIndexStats;
+}
+
+/** What one process asked of a code index: keys found, keys not found, entries written. */
+export interface CodeIndexStats {
+  hits: number;
+  misses: number;
+  puts: number;
+}
+
+/** The most the code index holds, in bytes of its values (docs/limits.md). */
+export const CODE_INDEX_BYTES = 512 * 1024 * 1024;
+/** The largest one value of the code index; a larger one is not kept. */
+export const CODE_INDEX_VALUE_BYTES = 8 * 1024 * 1024;
+
+/**
  * The event log and its fold: appending stamps, redacts and numbers events, moves the issue's
  * AdversarialState snapshot and counts a network ModelCall against its planning cycle (the budget).
  */
@@ -162,5 +188,7 @@ export interface Store extends StoreTx, EventsPort, PlansPort {
   readonly lease: LeasePort;
   readonly issues: IssuesPort;
   readonly wiki: WikiPort;
+  /** The repository map's code index (ADR-032). */
+  readonly codeIndex: CodeIndexCache;
   close(): Promise<void>;
 }

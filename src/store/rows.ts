@@ -20,6 +20,8 @@ export interface Rows {
   artifacts: { issue_id: string; cycle: number; name: string; content: string };
   leases: { issue_id: string; holder_id: string; host: string; pid: number; acquired_at: number; renewed_at: number };
   wiki: StoredWikiEntry;
+  /** The code index: a value under its key, its size, and when it was last used (epoch ms). */
+  code_index: { key: string; value: string; bytes: number; used_at: number };
 }
 
 /** A row of `table` as stored. */
@@ -152,4 +154,16 @@ export function wikiFromRow(raw: unknown): StoredWikiEntry {
 /** A `COUNT(*)`, `MAX(seq)` or `changes` read: the number in column `n`. */
 export function countFromRow(table: string, raw: unknown): number {
   return raw === undefined ? 0 : columnsOf(table, raw).int("n");
+}
+
+/** A code index entry as a `code_index` row, its value redacted (the store is a sink), stamped `usedAt` (epoch ms). */
+export function codeEntryToRow(entry: { key: string; value: string }, usedAt: number, redact: (t: string) => string): Row<"code_index"> {
+  const value = redact(entry.value);
+  return { key: entry.key, value, bytes: Buffer.byteLength(value), used_at: usedAt };
+}
+
+/** A `key, value` read of the code index. */
+export function codeEntryFromRow(raw: unknown): { key: string; value: string } {
+  const c = columnsOf("code_index", raw);
+  return { key: c.text("key"), value: c.text("value") };
 }

@@ -7,6 +7,8 @@ import { commandPort, type CommandPort } from "./github/commands.js";
 import { commentWriter } from "./github/comments.js";
 import { githubError, type GithubErrorContext } from "./github/errors.js";
 import { moveLabels } from "./github/labels.js";
+import { treeReader } from "./github/tree.js";
+import type { GitHubTreeReader } from "../code/types.js";
 import type { MergedClosure, TrackedIssue, Tracker } from "./port.js";
 
 export type { GithubOptions } from "./github/client.js";
@@ -16,6 +18,8 @@ export interface GithubTracker extends Tracker, CommandPort {
   readonly kind: "github";
   /** dissent's one reply comment on an issue (refusals, answers when there is no plan yet), updated in place. */
   reply(id: string, body: string): Promise<void>;
+  /** The repository's branches, trees and blobs, for the repository map when there is no checkout (docs/issue.md). */
+  treeReader(): GitHubTreeReader;
 }
 
 /** True for the GitHub tracker. */
@@ -154,6 +158,7 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     kind: "github",
     name: config.repo,
     ...commandPort(session),
+    treeReader: () => treeReader(session),
     async reply(id, body) {
       const n = issueNumber(id);
       await writeComment(n, REPLY_MARKER, `${REPLY_MARKER}\n${body}\n`);

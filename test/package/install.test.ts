@@ -109,6 +109,9 @@ describe("npm pack: what a user installs", () => {
       "dist/testing/index.js",
       "dist/cli/bin.js",
       "prompts/challenger.md",
+      "dist/vendor/tree-sitter/tree-sitter.cjs",
+      "dist/vendor/tree-sitter/tree-sitter.wasm",
+      "dist/vendor/tree-sitter/tree-sitter-typescript.wasm.gz",
     ]) {
       expect(paths).toContain(p);
     }
@@ -126,6 +129,24 @@ describe("npm pack: what a user installs", () => {
     // What npm wrote, plus the native binary better-sqlite3's install script adds (left out here).
     const bytes = treeBytes(join(plain, "node_modules")) + statSync(join(ROOT, "node_modules", SQLITE_BINARY)).size;
     expect(bytes / 1e6).toBeLessThanOrEqual(100);
+  });
+
+  it("maps a repository from the install: the tree-sitter runtime and grammars come inside the package (issue 30)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dissent-installed-map-"));
+    try {
+      writeFileSync(join(dir, "app.ts"), "export function greet(name: string): string {\n  return name;\n}\n");
+      writeFileSync(join(dir, "tool.py"), "def run():\n    return 1\n");
+      writeFileSync(
+        join(dir, "dissent.config.yaml"),
+        `providers:\n  local: { type: openai-compatible, base_url: "http://127.0.0.1:${await closedPort()}/v1" }\nroutes:\n  default: { primary: "local:m" }\nproject:\n  repo: .\n`,
+      );
+      const r = dissentIn(plain, ["doctor", "--json"], { cwd: dir });
+      const out = JSON.parse(r.stdout) as { repository?: { ok: boolean; files: number; languages: Record<string, number>; detail: string } };
+      expect(out.repository, r.stderr).toMatchObject({ ok: true, files: 3, languages: { typescript: 1, python: 1, yaml: 1 } });
+      expect(out.repository?.detail).toContain("map built now (2 files parsed)");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("`dissent --version` runs from the install", () => {

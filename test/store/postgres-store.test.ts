@@ -79,7 +79,7 @@ describe("the PostgreSQL store", () => {
     const stores = await Promise.all(Array.from({ length: 5 }, () => open(url)));
     await Promise.all(stores.map((s, i) => s.append([label("i1", i)])));
     expect(await (stores[0] as Store).events()).toHaveLength(5);
-    expect(await sql(url, `SELECT value FROM ${PG_SCHEMA}.meta WHERE key = 'schema_version'`)).toEqual([{ value: "1" }]);
+    expect(await sql(url, `SELECT value FROM ${PG_SCHEMA}.meta WHERE key = 'schema_version'`)).toEqual([{ value: "2" }]);
   });
 
   it("the lease at its production time to live, on the database's clock: held at 59 s without renewal, taken over after 60 s", async () => {

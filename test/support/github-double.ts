@@ -161,6 +161,8 @@ export async function startGithubDouble(
     description?: string | null;
     /** A bare git repository standing for the GitHub repository: pushed branches are read from it. */
     gitRepo?: string;
+    /** Git data (trees and blobs, below): a recursive tree with more entries than this is answered truncated, as GitHub does past its limits. */
+    treeLimit?: number;
   } = {},
 ): Promise<GithubDouble> {
   const prefix = opts.prefix ?? "";
@@ -344,6 +346,83 @@ export async function startGithubDouble(
     return { status: 200, body: { sha, merged: true, message: "Pull Request successfully merged" } };
   };
 
+  // ================================================================ Git data: refs, trees, blobs (issue 30)
+  // The repository map reads a branch with no checkout through these (src/trackers/github/tree.ts), from
+  // the bare repository `gitRepo`, as GitHub documents them (REST "Git database"):
+  //   GET /repos/{owner}/{repo}/git/ref/heads/{branch} → { ref, node_id, url, object: { sha, type: "commit", url } }
+  //   GET /repos/{owner}/{repo}/git/trees/{tree_sha}[?recursive=1] → { sha, url, tree: [{ path, mode, type, sha, size?, url }], truncated }
+  //     (tree_sha may name a commit or a branch; recursive lists sub-trees too; past `treeLimit` entries, truncated: true)
+  //   GET /repos/{owner}/{repo}/git/blobs/{file_sha} → { sha, node_id, size, url, content (base64, a newline every 60), encoding: "base64" }
+  type GitAnswer = { status: number; body?: unknown };
+  const gitOut = (args: string[]): Buffer | undefined => {
+    if (!opts.gitRepo) return undefined;
+    try {
+      return execFileSync("git", args, { cwd: opts.gitRepo, stdio: ["ignore", "pipe", "ignore"], maxBuffer: 256 * 1024 * 1024 });
+    } catch {
+      return undefined;
+    }
+  };
+  const gitData = (method: string, rest: string, query: URLSearchParams): GitAnswer | undefined => {
+    if (method !== "GET" || !rest.startsWith("/git/")) return undefined;
+    const missing: GitAnswer = { status: 404, body: { message: "Not Found", documentation_url: `${DOCS}/git`, status: "404" } };
+    let m: RegExpExecArray | null;
+    // Octokit sends `{ref}` encoded (heads%2Fmain); GitHub takes either.
+    if ((m = /^\/git\/ref\/(.+)$/.exec(rest)) && decodeURIComponent(m[1] ?? "").startsWith("heads/")) {
+      const branch = decodeURIComponent(m[1] ?? "").slice("heads/".length);
+      const sha = branchSha(branch);
+      if (!sha) return missing;
+      return {
+        status: 200,
+        body: {
+          ref: `refs/heads/${branch}`,
+          node_id: `REF_${sha.slice(0, 8)}`,
+          url: `${repoUrl()}/git/refs/heads/${branch}`,
+          object: { sha, type: "commit", url: `${repoUrl()}/git/commits/${sha}` },
+        },
+      };
+    }
+    if ((m = /^\/git\/trees\/(.+)$/.exec(rest))) {
+      const ref = decodeURIComponent(m[1] ?? "");
+      const tree = gitOut(["rev-parse", "--verify", "--quiet", `${/^[0-9a-f]{40}$/.test(ref) ? ref : `refs/heads/${ref}`}^{tree}`])
+        ?.toString("utf8")
+        .trim();
+      if (!tree) return missing;
+      const recursive = query.get("recursive") !== null && query.get("recursive") !== "0" && query.get("recursive") !== "false";
+      const listing = gitOut(["ls-tree", "-l", "-z", ...(recursive ? ["-r", "-t"] : []), tree])?.toString("utf8") ?? "";
+      const entries = listing
+        .split("\0")
+        .filter(Boolean)
+        .map((line) => {
+          const [info = "", path = ""] = line.split("\t");
+          const [mode = "", type = "", sha = "", size = "-"] = info.split(/\s+/);
+          const url = `${repoUrl()}/git/${type === "tree" ? "trees" : "blobs"}/${sha}`;
+          return { path, mode, type, sha, ...(type === "blob" ? { size: Number(size) } : {}), url };
+        });
+      const limit = opts.treeLimit ?? 100_000;
+      const truncated = recursive && entries.length > limit;
+      return { status: 200, body: { sha: tree, url: `${repoUrl()}/git/trees/${tree}`, tree: truncated ? entries.slice(0, limit) : entries, truncated } };
+    }
+    if ((m = /^\/git\/blobs\/([0-9a-f]{40})$/.exec(rest))) {
+      const sha = m[1] ?? "";
+      if (gitOut(["cat-file", "-t", sha])?.toString("utf8").trim() !== "blob") return missing;
+      const bytes = gitOut(["cat-file", "blob", sha]) ?? Buffer.alloc(0);
+      const content = (bytes.toString("base64").match(/.{1,60}/g) ?? []).join("\n");
+      return {
+        status: 200,
+        body: {
+          sha,
+          node_id: `B_${sha.slice(0, 8)}`,
+          size: bytes.length,
+          url: `${repoUrl()}/git/blobs/${sha}`,
+          content: content ? `${content}\n` : "",
+          encoding: "base64",
+        },
+      };
+    }
+    return missing;
+  };
+  // ================================================================ end of Git data
+
   type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
   const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
   /** GitHub paginates with `per_page` (default 30, max 100) and a Link header. */
@@ -367,6 +446,8 @@ export async function startGithubDouble(
     const rest = path.slice(prefix.length);
     const input = (typeof body === "object" && body !== null ? body : {}) as Record<string, unknown>;
     let m: RegExpExecArray | null;
+    const git = gitData(method, rest, query); // Git data (issue 30), above
+    if (git) return git;
 
     // GET /repos/{owner}/{repo}: the repository (the fields dissent reads, and a few around them).
     if (method === "GET" && rest === "") {

@@ -16,6 +16,8 @@ import { freshDatabase } from "./postgres.js";
 export interface OpenOptions {
   clock?: () => Date;
   redact?: (text: string) => string;
+  /** The code index's bound in bytes (issue 30). */
+  codeIndexBytes?: number;
 }
 
 /** One adapter as the suite drives it. */
@@ -47,7 +49,11 @@ function sqliteBackend(): Backend {
   const opened: Store[] = [];
   const homes = new Map<Store, { home: string; clock: ManualClock }>();
   const openAt = async (home: string, clock: ManualClock, opts: OpenOptions) => {
-    const s = await openSqliteStore(home, { clock: opts.clock ?? clock.now, ...(opts.redact ? { redact: opts.redact } : {}) });
+    const s = await openSqliteStore(home, {
+      clock: opts.clock ?? clock.now,
+      ...(opts.redact ? { redact: opts.redact } : {}),
+      ...(opts.codeIndexBytes ? { codeIndexBytes: opts.codeIndexBytes } : {}),
+    });
     opened.push(s);
     homes.set(s, { home, clock });
     return s;
@@ -72,7 +78,7 @@ function sqliteBackend(): Backend {
       const db = new Database(join(where(s).home, "dissent.db"));
       try {
         db.exec(
-          "DELETE FROM events; DELETE FROM adversarial_state; DELETE FROM plans; DELETE FROM artifacts; DELETE FROM leases; DELETE FROM issues; DELETE FROM cache; DELETE FROM sqlite_sequence",
+          "DELETE FROM events; DELETE FROM adversarial_state; DELETE FROM plans; DELETE FROM artifacts; DELETE FROM leases; DELETE FROM issues; DELETE FROM cache; DELETE FROM code_index; DELETE FROM sqlite_sequence",
         );
       } finally {
         db.close();
@@ -93,7 +99,12 @@ function postgresBackend(): Backend {
   const opened: Store[] = [];
   const urls = new Map<Store, string>();
   const openAt = async (url: string, opts: OpenOptions) => {
-    const s = await openPostgresStore(url, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.redact ? { redact: opts.redact } : {}), max: 4 });
+    const s = await openPostgresStore(url, {
+      ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.redact ? { redact: opts.redact } : {}),
+      ...(opts.codeIndexBytes ? { codeIndexBytes: opts.codeIndexBytes } : {}),
+      max: 4,
+    });
     opened.push(s);
     urls.set(s, url);
     return s;
@@ -119,7 +130,7 @@ function postgresBackend(): Backend {
     reset: (s) =>
       sql(
         s,
-        `TRUNCATE ${PG_SCHEMA}.events, ${PG_SCHEMA}.adversarial_state, ${PG_SCHEMA}.plans, ${PG_SCHEMA}.artifacts, ${PG_SCHEMA}.leases, ${PG_SCHEMA}.issues, ${PG_SCHEMA}.cache, ${PG_SCHEMA}.wiki RESTART IDENTITY`,
+        `TRUNCATE ${PG_SCHEMA}.events, ${PG_SCHEMA}.adversarial_state, ${PG_SCHEMA}.plans, ${PG_SCHEMA}.artifacts, ${PG_SCHEMA}.leases, ${PG_SCHEMA}.issues, ${PG_SCHEMA}.cache, ${PG_SCHEMA}.wiki, ${PG_SCHEMA}.code_index RESTART IDENTITY`,
       ),
     ageLeases: (s, ms) => sql(s, `UPDATE ${PG_SCHEMA}.leases SET renewed_at = renewed_at - $1, acquired_at = acquired_at - $1`, [ms]),
     async cleanup() {

@@ -15,6 +15,8 @@ export interface PostgresOptions {
   home?: string;
   /** Pool size per process. */
   max?: number;
+  /** The code index's bound in bytes (default CODE_INDEX_BYTES; tests make it small). */
+  codeIndexBytes?: number;
 }
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
@@ -43,5 +45,5 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
     if (StoreError.isInstance(e)) throw e;
     throw storeError(e, where);
   }
-  return postgresStore(pgConn(pool, url, where, opts));
+  return postgresStore(pgConn(pool, url, where, opts), opts.codeIndexBytes);
 }

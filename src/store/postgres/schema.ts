@@ -51,6 +51,11 @@ const PG_MIGRATIONS: readonly string[] = [
   );
   CREATE TABLE ${PG_SCHEMA}.wiki (id TEXT PRIMARY KEY, text TEXT NOT NULL, updated_at TIMESTAMPTZ NOT NULL DEFAULT now());
   `,
+  // 2 — issue 30: the repository map's code index (per-file extractions and GitHub blobs by content hash), bounded by bytes.
+  `
+  CREATE TABLE ${PG_SCHEMA}.code_index (key TEXT PRIMARY KEY, value TEXT NOT NULL, bytes BIGINT NOT NULL, used_at BIGINT NOT NULL);
+  CREATE INDEX code_index_used ON ${PG_SCHEMA}.code_index(used_at, key);
+  `,
 ];
 
 /** Migrates under an advisory lock: two processes racing on a new database never both migrate. */

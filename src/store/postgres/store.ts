@@ -2,6 +2,7 @@ import { logAndPlans } from "../compose.js";
 import type { Store, StoreTx } from "../port.js";
 import type { StoreSnapshot } from "../snapshot.js";
 import { pgCache } from "./cache.js";
+import { pgCodeIndex } from "./code-index.js";
 import type { PgConn, Query } from "./connection.js";
 import { pgEvents } from "./events.js";
 import { pgIssues } from "./issues.js";
@@ -29,7 +30,7 @@ export function isPostgresStore(store: Store): store is PostgresStore {
 }
 
 /** The PostgreSQL store: its sub-ports over one pool. */
-export function postgresStore(conn: PgConn): PostgresStore {
+export function postgresStore(conn: PgConn, codeIndexBytes?: number): PostgresStore {
   const events = pgEvents(conn);
   const plans = pgPlans(conn);
   return {
@@ -43,6 +44,7 @@ export function postgresStore(conn: PgConn): PostgresStore {
     lease: pgLease(conn),
     issues: pgIssues(conn),
     wiki: pgWiki(conn),
+    codeIndex: pgCodeIndex(conn, codeIndexBytes),
     contents: () => contents(conn),
     importSnapshot: (snap) => importSnapshot(conn, snap),
     async close() {

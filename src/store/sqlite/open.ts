@@ -17,6 +17,8 @@ export interface SqliteOptions {
   readOnly?: boolean;
   /** An in-memory store (tests and the library). */
   memory?: boolean;
+  /** The code index's bound in bytes (default CODE_INDEX_BYTES; tests make it small). */
+  codeIndexBytes?: number;
 }
 
 /** The file a home's store lives in. */
@@ -127,7 +129,7 @@ export async function openSqliteStore(home: string, opts: SqliteOptions = {}): P
     if (StoreError.isInstance(e) || ConfigError.isInstance(e)) throw e;
     throw storeError(e, file);
   }
-  return sqliteStore(sqliteConn(db, home, file, readOnly, opts), opts.memory === true);
+  return sqliteStore(sqliteConn(db, home, file, readOnly, opts), opts.memory === true, opts.codeIndexBytes);
 }
 
 /** A read-only command on a home with no store yet: everything is empty. */

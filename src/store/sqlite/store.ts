@@ -1,6 +1,7 @@
 import { logAndPlans } from "../compose.js";
 import type { Store, StoreTx } from "../port.js";
 import { sqliteCache } from "./cache.js";
+import { sqliteCodeIndex } from "./code-index.js";
 import type { SqliteConn } from "./connection.js";
 import { sqliteEvents } from "./events.js";
 import { sqliteIssues } from "./issues.js";
@@ -9,7 +10,7 @@ import { sqlitePlans } from "./plans.js";
 import { sqliteWiki } from "./wiki.js";
 
 /** The embedded store: its sub-ports over one connection, and the transaction that spans awaits. */
-export function sqliteStore(conn: SqliteConn, memory: boolean): Store {
+export function sqliteStore(conn: SqliteConn, memory: boolean, codeIndexBytes?: number): Store {
   const events = sqliteEvents(conn);
   const plans = sqlitePlans(conn, events);
   const { guard, db } = conn;
@@ -27,6 +28,7 @@ export function sqliteStore(conn: SqliteConn, memory: boolean): Store {
     lease: sqliteLease(conn),
     issues: sqliteIssues(conn),
     wiki: sqliteWiki(conn, memory),
+    codeIndex: sqliteCodeIndex(conn, codeIndexBytes),
     // BEGIN IMMEDIATE takes the write lock up front: a transaction never fails half-way on SQLITE_BUSY.
     transaction: (fn) =>
       conn.exclusive(async () => {

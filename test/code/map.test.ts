@@ -1,0 +1,184 @@
+/**
+ * The repository map (issue 30): built from repositories the tests make with git — definitions and
+ * references in each parsed language, the files left out and why, the store's code index reused by
+ * content hash, and a GitHub branch read through the API (the GitHub double) with its blobs cached.
+ */
+import { symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { memoryCodeIndex, openRepoMap, type RepoMap } from "../../src/code/index.js";
+import { githubTracker, isGithubTracker } from "../../src/trackers/github.js";
+import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
+import { FAST, githubConfig } from "../trackers/github-fixtures.js";
+import { bareClone, makeRepo, polyglotFiles, type Repo, shopFiles } from "./repos.js";
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+const repoOf = (files: Parameters<typeof makeRepo>[0], opts?: Parameters<typeof makeRepo>[1]): Repo => {
+  const r = makeRepo(files, opts);
+  cleanups.push(r.remove);
+  return r;
+};
+const fileOf = (map: RepoMap, path: string) => {
+  const f = map.index.byPath.get(path);
+  if (!f) throw new Error(`${path} is not in the map (${[...map.index.byPath.keys()].join(", ")})`);
+  return f;
+};
+const defsOf = (map: RepoMap, path: string) => fileOf(map, path).defs.map((d) => `${d.kind} ${d.parent ? `${d.parent}.` : ""}${d.name}`);
+
+describe("the repository map", () => {
+  it("finds definitions, references and imports in TypeScript, TSX, JavaScript, Python, Go, Rust and Java", async () => {
+    const repo = repoOf(polyglotFiles());
+    const map = await openRepoMap({ kind: "local", root: repo.root }, {});
+    expect(map.commit).toBe(repo.commit());
+    expect(map.languages).toEqual({ go: 2, java: 2, javascript: 1, python: 2, rust: 2, typescript: 3 });
+    const refs = (path: string) => [...fileOf(map, path).refs.keys()];
+
+    expect(defsOf(map, "web/lib.ts")).toEqual(["function helper"]);
+    expect(defsOf(map, "web/app.ts")).toEqual(["class Widget", "method Widget.render"]);
+    expect(refs("web/app.ts")).toContain("helper");
+    expect(fileOf(map, "web/app.ts").imports).toEqual(["web/lib.ts"]);
+
+    expect(defsOf(map, "web/view.tsx")).toEqual(["function WidgetView"]);
+    expect(refs("web/view.tsx")).toEqual(expect.arrayContaining(["Widget", "Panel", "render"]));
+    expect(fileOf(map, "web/view.tsx").imports).toEqual(["web/app.ts"]);
+
+    expect(defsOf(map, "web/legacy.js")).toEqual(["function legacyGreeting"]);
+    expect(refs("web/legacy.js")).toContain("helper");
+    expect(fileOf(map, "web/legacy.js").imports).toEqual(["web/lib.ts"]);
+
+    expect(defsOf(map, "py/tool.py")).toEqual(["class Tool", "method Tool.run"]);
+    expect(refs("py/tool.py")).toContain("normalize_name");
+    expect(fileOf(map, "py/tool.py").imports).toEqual(["py/util.py"]);
+
+    expect(defsOf(map, "go/server.go")).toEqual(["type Server", "method Start"]);
+    expect(refs("go/server.go")).toEqual(expect.arrayContaining(["FormatName", "Println"]));
+    expect(defsOf(map, "go/names.go")).toEqual(["function FormatName"]);
+
+    expect(defsOf(map, "rs/src/lib.rs")).toEqual(["module parse", "class Engine", "method Engine.run"]);
+    expect(refs("rs/src/lib.rs")).toContain("parse_input");
+    expect(fileOf(map, "rs/src/lib.rs").imports).toEqual(["rs/src/parse.rs"]);
+
+    expect(defsOf(map, "java/src/com/acme/Greeter.java")).toEqual(["class Greeter", "method Greeter.greet"]);
+    expect(refs("java/src/com/acme/Greeter.java")).toContain("shout");
+    expect(fileOf(map, "java/src/com/acme/Greeter.java").imports).toEqual(["java/src/com/acme/text/Formatter.java"]);
+
+    // A definition spans its whole body, doc comment and export included, and its signature stops at the body.
+    const shop = repoOf(shopFiles());
+    const m2 = await openRepoMap({ kind: "local", root: shop.root }, {});
+    const retry = fileOf(m2, "src/http/retry.ts").defs.find((d) => d.name === "withRetry");
+    expect(retry).toMatchObject({ kind: "function", start: 8, end: 23, line: 12 });
+    expect(retry?.sig).toBe("export async function withRetry<T>(attempt: (n: number) => Promise<T>, opts: RetryOptions): Promise<T>");
+  });
+
+  it("leaves out .gitignored, binary, vendored, generated, oversized and over-count files, and says how many", async () => {
+    const big = `export const BIG = [\n${"  1,\n".repeat(3000)}];\n`;
+    const repo = repoOf({
+      ".gitignore": "secret.env\nout/\n",
+      "secret.env": "TOKEN=1\n",
+      "out/build.ts": "export const x = 1;\n",
+      "src/app.ts": "export function app() {}\n",
+      "src/app.min.js": "function a(){}\n",
+      "vendor/lib/index.js": "export function vendored() {}\n",
+      "node_modules/pkg/index.js": "module.exports = 1;\n",
+      "package-lock.json": "{}\n",
+      "api/service.pb.go": "package api\n",
+      "src/schema.ts": "// Code generated by schemagen. DO NOT EDIT.\nexport type A = string;\n",
+      "logo.png": Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]),
+      "notes.txt": Buffer.concat([Buffer.from("text then a NUL"), Buffer.from([0]), Buffer.from("more")]),
+      "src/big.ts": big,
+      "docs/guide.md": "# Guide\n\nHow to use the app.\n",
+    });
+    // Untracked and not ignored: in the map (it is in the work tree); a symlink is not a file of the map.
+    repo.write("src/new.ts", "export function fresh() {}\n");
+    symlinkSync("/etc/hostname", join(repo.root, "src/link.ts"));
+    const map = await openRepoMap({ kind: "local", root: repo.root }, { limits: { maxFileBytes: 8 * 1024 } });
+    expect([...map.index.byPath.keys()]).toEqual([".gitignore", "docs/guide.md", "src/app.ts", "src/new.ts"]);
+    // node_modules/ is not ignored here, so it is counted as vendored with vendor/ and the bundle.
+    expect(map.skipped).toEqual({ ignored: 2, binary: 2, vendored: 3, generated: 3, too_large: 1, over_count: 0 });
+    expect(map.dirty).toBe(true);
+
+    const capped = await openRepoMap({ kind: "local", root: repo.root }, { limits: { maxFileBytes: 8 * 1024, maxFiles: 2 } });
+    expect([...capped.index.byPath.keys()]).toEqual([".gitignore", "docs/guide.md"]);
+    // Past the count, files are not read: whatever they hold, they count as over_count.
+    expect(capped.skipped.over_count).toBe(4);
+  });
+
+  it("maps a folder that is not a git checkout, leaving out hidden and vendored folders", async () => {
+    const repo = repoOf({ "a.py": "def a():\n    return 1\n", "dist/b.js": "x\n", ".cache/c.ts": "x\n" }, { commit: false });
+    const { rmSync } = await import("node:fs");
+    rmSync(join(repo.root, ".git"), { recursive: true, force: true });
+    const map = await openRepoMap({ kind: "local", root: repo.root }, {});
+    expect(map.commit).toBeNull();
+    expect([...map.index.byPath.keys()]).toEqual(["a.py"]);
+    expect(map.skipped).toMatchObject({ ignored: 1, vendored: 1 });
+  });
+
+  it("reuses the code index: a second open of the same commit parses nothing, a new commit parses only the files it changed", async () => {
+    const repo = repoOf(shopFiles());
+    const cache = memoryCodeIndex();
+    const first = await openRepoMap({ kind: "local", root: repo.root }, { cache });
+    expect(first.parsed).toBe(32);
+    expect(first.fromCache).toBe(false);
+    const hits = cache.stats.hits;
+    const second = await openRepoMap({ kind: "local", root: repo.root }, { cache });
+    expect(second).toMatchObject({ parsed: 0, reused: 32, fromCache: true, builtAt: first.builtAt });
+    expect(cache.stats.hits - hits).toBe(33); // 32 extractions and the map's manifest
+
+    repo.write("src/util/format.ts", "export function formatCents(cents: number): string {\n  return String(cents);\n}\n");
+    repo.write("src/extra.ts", "export function extra() {}\n");
+    repo.commitAll("change one file, add one");
+    const third = await openRepoMap({ kind: "local", root: repo.root }, { cache });
+    expect(third).toMatchObject({ parsed: 2, reused: 31, fromCache: false });
+    expect(third.commit).not.toBe(first.commit);
+    expect(fileOf(third, "src/util/format.ts").defs.map((d) => d.name)).toEqual(["formatCents"]);
+  });
+});
+
+describe("a GitHub repository with no checkout", () => {
+  let double: GithubDouble | undefined;
+  afterEach(async () => {
+    await double?.close();
+    double = undefined;
+  });
+
+  const readerOn = (d: GithubDouble) => {
+    const tracker = githubTracker(githubConfig(d), { GITHUB_TOKEN: d.token }, "dissent.config.yaml", FAST);
+    if (!isGithubTracker(tracker)) throw new Error("not the GitHub tracker");
+    return tracker.treeReader();
+  };
+
+  it("is read through the API (tree and blobs) as the checkout would be, and a second read takes its blobs from the code index", async () => {
+    const repo = repoOf({ ...shopFiles(), "logo.png": Buffer.from([0x89, 0x50, 0, 1]), "vendor/x.js": "x\n" });
+    const bare = bareClone(repo);
+    cleanups.push(bare.remove);
+    double = await startGithubDouble({ gitRepo: bare.dir });
+    const cache = memoryCodeIndex();
+    const local = await openRepoMap({ kind: "local", root: repo.root }, {});
+    const remote = await openRepoMap({ kind: "github", repo: "acme/widgets", reader: readerOn(double) }, { cache });
+    expect(remote.commit).toBe(repo.commit());
+    expect(remote.where).toBe("acme/widgets@main");
+    expect(remote.index.files.map((f) => [f.path, f.hash])).toEqual(local.index.files.map((f) => [f.path, f.hash]));
+    expect(remote.index.files.map((f) => f.defs)).toEqual(local.index.files.map((f) => f.defs));
+    expect(remote.skipped).toEqual({ ...local.skipped, ignored: 0 });
+    const blobs = () => double?.requests.filter((r) => r.path.includes("/git/blobs/")).length ?? 0;
+    expect(blobs()).toBe(remote.files);
+
+    const again = await openRepoMap({ kind: "github", repo: "acme/widgets", reader: readerOn(double) }, { cache });
+    expect(blobs()).toBe(remote.files); // not one blob fetched again
+    expect(again).toMatchObject({ parsed: 0, fromCache: true, files: remote.files });
+  });
+
+  it("walks a truncated tree one folder at a time", async () => {
+    const repo = repoOf(shopFiles());
+    const bare = bareClone(repo);
+    cleanups.push(bare.remove);
+    double = await startGithubDouble({ gitRepo: bare.dir, treeLimit: 5 });
+    const local = await openRepoMap({ kind: "local", root: repo.root }, {});
+    const remote = await openRepoMap({ kind: "github", repo: "acme/widgets", reader: readerOn(double) }, {});
+    expect(remote.index.files.map((f) => f.path)).toEqual(local.index.files.map((f) => f.path));
+    expect(double.requests.filter((r) => r.path.includes("/git/trees/") && !r.query.has("recursive")).length).toBeGreaterThan(3);
+  });
+});
