@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
@@ -61,6 +61,28 @@ export const SUM_DEFECTS: readonly Defect[] = [
   },
 ];
 
+/**
+ * The live processes (zombies left out) started for a world's agent or its tests: their environment
+ * carries the world's AGENT_LOG and dissent's DISSENT_AGENT_RUN mark. Found from outside any sandbox,
+ * whatever pid they have inside one.
+ */
+export function agentProcesses(agentLog: string): number[] {
+  const log = Buffer.from(`AGENT_LOG=${agentLog}\0`);
+  const mark = Buffer.from("DISSENT_AGENT_RUN=");
+  const out: number[] = [];
+  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (/^\S+ \(.*\) [ZX] /.test(stat)) continue;
+      const env = readFileSync(`/proc/${name}/environ`);
+      if (env.includes(log) && env.includes(mark)) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
 /** `git` in a test's own repositories, as a user with an identity. */
 export function gitIn(cwd: string, ...args: string[]): string {
   return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
@@ -90,8 +112,16 @@ export function sumRepository(dir: string): { repo: string; origin: string } {
   return { repo, origin };
 }
 
-/** A config routing every role to a model of its name on the double, with an `implement:` section running the scripted agent. */
-export function implementConfig(url: string, repo: string, o: { implement?: string; extra?: string; attemptTimeoutMs?: number } = {}): string {
+/**
+ * A config routing every role to a model of its name on the double, with an `implement:` section
+ * running the scripted agent — under bubblewrap unless `sandbox` says otherwise (CI installs it;
+ * without it these tests fail, never skip), allowed to write `writable` (where it keeps its log).
+ */
+export function implementConfig(
+  url: string,
+  repo: string,
+  o: { implement?: string; extra?: string; attemptTimeoutMs?: number; sandbox?: "bubblewrap" | "none" | "auto"; writable?: string[] } = {},
+): string {
   return [
     "providers:",
     `  local: { type: openai-compatible, base_url: "${url}" }`,
@@ -107,6 +137,8 @@ export function implementConfig(url: string, repo: string, o: { implement?: stri
     '  test_command: "node test.js"',
     `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
     "  env: [AGENT_MODE, AGENT_LOG]",
+    `  sandbox: ${o.sandbox ?? "bubblewrap"}`,
+    ...(o.writable?.length ? [`  writable: [${o.writable.map((w) => JSON.stringify(w)).join(", ")}]`] : []),
     ...(o.implement ? [o.implement] : []),
     o.extra ?? "",
   ].join("\n");
@@ -118,7 +150,7 @@ export interface ImplementWorld {
   repo: string;
   origin: string;
   home: string;
-  /** Where the scripted agent logs each run. */
+  /** Where the scripted agent logs each run (in a folder the sandbox lets it write: `implement.writable`). */
   agentLog: string;
   double: RealisticDouble;
   run(args: string[], opts?: { env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult>;
@@ -137,6 +169,8 @@ export async function implementWorld(o: {
   env?: Record<string, string>;
   /** Roles whose provider is down (HTTP 503); the double reads the array on every request, so a test can change it. */
   down?: string[];
+  /** `implement.sandbox` (bubblewrap unless said). */
+  sandbox?: "bubblewrap" | "none" | "auto";
 }): Promise<ImplementWorld> {
   const s = scratch("dissent-implement-");
   const { repo, origin } = sumRepository(s.dir);
@@ -146,16 +180,20 @@ export async function implementWorld(o: {
     scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } },
     ...(o.down ? { down: o.down } : {}),
   });
+  const agentDir = join(s.dir, "agent");
+  mkdirSync(agentDir, { recursive: true });
   s.write(
     "dissent.config.yaml",
     implementConfig(double.url, repo, {
+      writable: [agentDir],
+      ...(o.sandbox ? { sandbox: o.sandbox } : {}),
       ...(o.implement ? { implement: o.implement } : {}),
       ...(o.extra ? { extra: o.extra } : {}),
       ...(o.attemptTimeoutMs ? { attemptTimeoutMs: o.attemptTimeoutMs } : {}),
     }),
   );
   const home = join(s.dir, "home");
-  const agentLog = join(s.dir, "agent.log");
+  const agentLog = join(agentDir, "agent.log");
   const run = (args: string[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}) =>
     dissent(args, {
       cwd: s.dir,
