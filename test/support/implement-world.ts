@@ -10,6 +10,8 @@ import { startGithubDouble, type GithubDouble } from "./github-double.js";
 
 /** The scripted coding agent (a small node script: test/fixtures/agents/scripted-agent.mjs). */
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../fixtures/agents/scripted-agent.mjs", import.meta.url));
+/** The hostile coding agents (small shell scripts: test/fixtures/agents/hostile*.sh); $HOSTILE or $HOSTILE_PLAN picks what it does. */
+export const HOSTILE_AGENT = fileURLToPath(new URL("../fixtures/agents/hostile.sh", import.meta.url));
 
 /** The issue every implement world plans and implements. */
 export const SUM_TITLE = "Add a sum function";
@@ -92,7 +94,10 @@ export function gitIn(cwd: string, ...args: string[]): string {
   });
 }
 
-/** A scratch project: a git repository on `main` with a failing sum test, and a bare `origin` it was pushed to. */
+/**
+ * A scratch project: a git repository on `main` with a failing sum test, a git-ignored `.env`, a
+ * branch `feature` and a tag `v1`, and a bare `origin` it was pushed to.
+ */
 export function sumRepository(dir: string): { repo: string; origin: string } {
   const repo = join(dir, "repo");
   const origin = join(dir, "origin.git");
@@ -105,8 +110,12 @@ export function sumRepository(dir: string): { repo: string; origin: string } {
     'import assert from "node:assert/strict";\nimport { sum } from "./src/sum.js";\n\nassert.equal(sum(2, 3), 5);\nconsole.log("sum: 1 test passed");\n',
   );
   writeFileSync(join(repo, "package.json"), '{ "name": "sum", "type": "module", "private": true }\n');
+  writeFileSync(join(repo, ".gitignore"), ".env\n");
+  writeFileSync(join(repo, ".env"), "LOCAL_SETTING=the user's own\n");
   gitIn(repo, "add", "--all");
   gitIn(repo, "commit", "--quiet", "-m", "a sum to implement");
+  gitIn(repo, "branch", "feature");
+  gitIn(repo, "tag", "v1");
   gitIn(repo, "remote", "add", "origin", origin);
   gitIn(repo, "push", "--quiet", "origin", "main");
   return { repo, origin };
@@ -120,7 +129,7 @@ export function sumRepository(dir: string): { repo: string; origin: string } {
 export function implementConfig(
   url: string,
   repo: string,
-  o: { implement?: string; extra?: string; attemptTimeoutMs?: number; sandbox?: "bubblewrap" | "none" | "auto"; writable?: string[] } = {},
+  o: { implement?: string; extra?: string; attemptTimeoutMs?: number; sandbox?: "bubblewrap" | "none" | "auto"; writable?: string[]; command?: string } = {},
 ): string {
   return [
     "providers:",
@@ -133,10 +142,10 @@ export function implementConfig(
     "implement:",
     `  repo: "${repo}"`,
     "  base_branch: main",
-    `  command: "node ${SCRIPTED_AGENT}"`,
+    `  command: ${JSON.stringify(o.command ?? `node ${SCRIPTED_AGENT}`)}`,
     '  test_command: "node test.js"',
     `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
-    "  env: [AGENT_MODE, AGENT_LOG]",
+    "  env: [AGENT_MODE, AGENT_LOG, HOSTILE, HOSTILE_PLAN]",
     `  sandbox: ${o.sandbox ?? "bubblewrap"}`,
     ...(o.writable?.length ? [`  writable: [${o.writable.map((w) => JSON.stringify(w)).join(", ")}]`] : []),
     ...(o.implement ? [o.implement] : []),
@@ -171,6 +180,8 @@ export async function implementWorld(o: {
   down?: string[];
   /** `implement.sandbox` (bubblewrap unless said). */
   sandbox?: "bubblewrap" | "none" | "auto";
+  /** `implement.command` (the scripted agent unless said). */
+  command?: string;
 }): Promise<ImplementWorld> {
   const s = scratch("dissent-implement-");
   const { repo, origin } = sumRepository(s.dir);
@@ -187,6 +198,7 @@ export async function implementWorld(o: {
     implementConfig(double.url, repo, {
       writable: [agentDir],
       ...(o.sandbox ? { sandbox: o.sandbox } : {}),
+      ...(o.command ? { command: o.command } : {}),
       ...(o.implement ? { implement: o.implement } : {}),
       ...(o.extra ? { extra: o.extra } : {}),
       ...(o.attemptTimeoutMs ? { attemptTimeoutMs: o.attemptTimeoutMs } : {}),
