@@ -165,7 +165,7 @@ describe.each(SANDBOXES)("a hostile coding agent, implement.sandbox: %s", (sandb
   it("survives its dissent's kill -9: it dies with it (bubblewrap), or the next issue implement stops it before its attempt", async () => {
     const w = await hostile("survivor", sandbox);
     const id = await w.readyIssue();
-    const ticks = `${w.agentLog}.ticks`;
+    const ticks = `${w.agentLog}.ticks-${id}`;
     const killed = startDissent(["issue", "implement", id], { cwd: w.dir, env: { DISSENT_HOME: w.home, HOSTILE: "survivor", AGENT_LOG: w.agentLog } });
     await until(() => existsSync(ticks) && readFileSync(ticks, "utf8").includes("tick"), 120_000);
     const orphans = agentProcesses(w.agentLog);
@@ -180,7 +180,7 @@ describe.each(SANDBOXES)("a hostile coding agent, implement.sandbox: %s", (sandb
       await until(() => readFileSync(ticks, "utf8").length > seen, 15_000);
       expect(agentProcesses(w.agentLog).length).toBeGreaterThan(0);
     }
-    writeFileSync(`${w.agentLog}.release`, "");
+    writeFileSync(`${w.agentLog}.release-${id}`, "");
     const again = await w.run(["issue", "implement", id, "--json"]);
     expect(again.code, again.stderr).toBe(0);
     // Never two agents at once: once the resumed attempt's agent started, the old one ticked no more.

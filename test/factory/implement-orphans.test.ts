@@ -36,7 +36,7 @@ describe.each(["bubblewrap", "none"] as const)("a factory worker killed with -9 
     });
     const world = w;
     const id = await world.readyIssue();
-    const ticks = `${world.agentLog}.ticks`;
+    const ticks = `${world.agentLog}.ticks-${id}`;
     const env = {
       DISSENT_HOME: world.home,
       DISSENT_DATABASE_URL: url,
@@ -57,7 +57,7 @@ describe.each(["bubblewrap", "none"] as const)("a factory worker killed with -9 
       const seen = readFileSync(ticks, "utf8").length;
       await until(() => readFileSync(ticks, "utf8").length > seen, 15_000); // the orphan goes on
     }
-    writeFileSync(`${world.agentLog}.release`, "");
+    writeFileSync(`${world.agentLog}.release-${id}`, "");
     // worker-b takes the issue and the agent slot once worker-a's leases have expired.
     await until(() => readFileSync(ticks, "utf8").includes("start "), 120_000);
     const lines = readFileSync(ticks, "utf8").trim().split("\n");
