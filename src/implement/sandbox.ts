@@ -90,6 +90,9 @@ export function bubblewrapArgs(policy: SandboxPolicy, file: string, args: readon
 /** No sandbox: the command runs as it is, as the user (docs/implement.md#safety says what that leaves open). */
 const NONE: Sandbox = { kind: "none", wrap: (file, args) => ({ file, args: [...args] }) };
 
+/** Whether this process has said that `auto` runs the agent unsandboxed. */
+let warnedAuto = false;
+
 /** The probe's answer, once per process and bwrap path: bubblewrap either works here or it does not. */
 const probes = new Map<string, string | undefined>();
 
@@ -120,6 +123,8 @@ export function openSandbox(setting: SandboxSetting, warn: (message: string) => 
   if (setting === "bubblewrap") {
     throw new ConfigError(`implement.sandbox is bubblewrap but it cannot run here: ${trouble} (docs/implement.md#safety)`);
   }
+  if (warnedAuto) return NONE;
+  warnedAuto = true; // once per process: a factory implements many issues
   warn(
     `implement.sandbox is auto and bubblewrap cannot run here (${trouble}): the coding agent runs unsandboxed, as your user — it can read dissent's environment (provider keys, tokens) through /proc and write anywhere you can; install bubblewrap, or set implement.sandbox: none to accept this (docs/implement.md#safety)`,
   );
