@@ -11,7 +11,7 @@
  * index — the commit reviewed is the commit published, whatever HEAD the agent left. Publishing
  * fetches that commit into the user's checkout and pushes it from there.
  */
-import { existsSync, lstatSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { GitError, UsageError } from "../errors.js";
 import { git, gitLine, type GitOptions } from "./git.js";
@@ -136,13 +136,20 @@ export async function prepareClone(c: AgentClone): Promise<void> {
   await git(dirname(c.path), ["init", "--quiet", "--template=", `--initial-branch=${c.branch}`, c.path]);
   writeOwnFile(ownDir(c.path, ".git", "objects", "info"), "alternates", `${c.objects}\n`);
   const env = { GIT_DIR: dotGit, GIT_WORK_TREE: c.path };
-  await git(c.path, ["update-ref", `refs/heads/${c.branch}`, head], { env });
-  await git(c.path, ["update-ref", `refs/heads/${c.baseBranch}`, c.baseSha], { env });
+  await git(c.path, ["update-ref", "--stdin"], { env, stdin: `update refs/heads/${c.branch} ${head}\nupdate refs/heads/${c.baseBranch} ${c.baseSha}\n` });
   const empty = readdirSync(c.path).every((n) => n === ".git");
+  // A new clone is checked out; otherwise only its index is set to the head (and refreshed), its files left as they are.
   if (empty) await git(c.path, ["read-tree", "--reset", "-u", head], { env });
-  else {
-    await git(c.path, ["read-tree", head], { env });
-    await git(c.path, ["update-index", "-q", "--refresh"], { env, allowFail: true });
+  else await git(c.path, ["reset", "--quiet", "--mixed", head], { env, allowFail: true });
+}
+
+/** A loose ref file's commit, if it is a small regular file (anything else: unknown). */
+function loneRef(path: string): string | undefined {
+  try {
+    const st = lstatSync(path);
+    return st.isFile() && st.size <= 100 ? readFileSync(path, "utf8").trim() : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -175,22 +182,26 @@ export interface Captured {
  */
 export async function captureClone(c: AgentClone, message: string, signal?: AbortSignal): Promise<Captured> {
   const o = signal ? { signal } : {};
-  const last = await headOf(c);
-  const fetched = await inRepo(
-    c,
-    [
-      "-c",
-      "fetch.fsckObjects=true",
-      "fetch",
-      "--quiet",
-      "--no-tags",
-      "--no-write-fetch-head",
-      "--no-recurse-submodules",
-      c.path,
-      `+refs/heads/${c.branch}:refs/dissent/agent`,
-    ],
-    { ...o, allowFail: true },
-  );
+  const [last = "", lastTree = ""] = (await lineInRepo(c, ["rev-parse", `refs/heads/${c.branch}`, `refs/heads/${c.branch}^{tree}`], o)).split("\n");
+  // The agent's branch where dissent left it (its ref read as data, never through a git in the clone): nothing to fetch.
+  const untouched = loneRef(join(c.path, ".git", "refs", "heads", ...c.branch.split("/"))) === last;
+  const fetched = untouched
+    ? { code: 1 }
+    : await inRepo(
+        c,
+        [
+          "-c",
+          "fetch.fsckObjects=true",
+          "fetch",
+          "--quiet",
+          "--no-tags",
+          "--no-write-fetch-head",
+          "--no-recurse-submodules",
+          c.path,
+          `+refs/heads/${c.branch}:refs/dissent/agent`,
+        ],
+        { ...o, allowFail: true },
+      );
   let parent = last;
   if (fetched.code === 0) {
     const tip = await lineInRepo(c, ["rev-parse", "--verify", "refs/dissent/agent^{commit}"], o);
@@ -198,12 +209,16 @@ export async function captureClone(c: AgentClone, message: string, signal?: Abor
     if (builds) parent = tip;
   }
   // dissent's repository and index over the clone's files: the clone's own .git is never read here.
-  const env = { GIT_DIR: c.gitDir, GIT_WORK_TREE: c.path, GIT_INDEX_FILE: join(c.gitDir, "dissent-index") };
-  await git(c.path, ["read-tree", parent], { ...o, env });
+  const index = join(c.gitDir, "dissent-index");
+  const env = { GIT_DIR: c.gitDir, GIT_WORK_TREE: c.path, GIT_INDEX_FILE: index };
+  // The index is left holding the last commit's tree (its stat data kept): read again only when it may not.
+  const held = loneRef(`${index}.tree`);
+  if (!(parent === last && held === lastTree && existsSync(index))) await git(c.path, ["read-tree", parent], { ...o, env });
   await git(c.path, ["add", "--all"], { ...o, env });
   const tree = await gitLine(c.path, ["write-tree"], { ...o, env });
+  writeOwnFile(c.gitDir, "dissent-index.tree", `${tree}\n`);
   let commit = parent;
-  if (tree !== (await lineInRepo(c, ["rev-parse", `${parent}^{tree}`], o))) {
+  if (tree !== (parent === last ? lastTree : await lineInRepo(c, ["rev-parse", `${parent}^{tree}`], o))) {
     commit = await lineInRepo(c, ["commit-tree", tree, "-p", parent, "-m", message], { ...o, env: await identityOf(c.repo) });
   }
   if (commit !== last) await inRepo(c, ["update-ref", `refs/heads/${c.branch}`, commit, last], o);

@@ -115,6 +115,8 @@ export interface GitOptions {
   env?: Record<string, string>;
   /** The time limit (GIT_TIMEOUT_MS). */
   timeoutMs?: number;
+  /** Written to git's stdin (`update-ref --stdin`), which is then closed. */
+  stdin?: string;
 }
 
 /**
@@ -132,7 +134,16 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
       reject(opts.signal.reason);
       return;
     }
-    const child = spawn("git", [...scopeArgs(scope), ...args], { cwd, env: gitEnv(scope, opts.env ?? {}), stdio: ["ignore", "pipe", "pipe"], detached: true });
+    const child = spawn("git", [...scopeArgs(scope), ...args], {
+      cwd,
+      env: gitEnv(scope, opts.env ?? {}),
+      stdio: [opts.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      detached: true,
+    });
+    if (opts.stdin !== undefined) {
+      child.stdin?.on("error", (e) => void e);
+      child.stdin?.end(opts.stdin);
+    }
     const out: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -148,7 +159,7 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
       clearTimeout(timer);
       opts.signal?.removeEventListener("abort", onAbort);
     };
-    child.stdout.on("data", (b: Buffer) => {
+    child.stdout?.on("data", (b: Buffer) => {
       if (size >= max) {
         truncated = true;
         return;
@@ -158,7 +169,7 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
       if (b.length > room) truncated = true;
       size += Math.min(b.length, room);
     });
-    child.stderr.on("data", (b: Buffer) => {
+    child.stderr?.on("data", (b: Buffer) => {
       if (err.length < 16_384) err += b.toString("utf8");
     });
     child.on("error", (e) => {
