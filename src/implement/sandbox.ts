@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, existsSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError } from "../errors.js";
 
@@ -99,7 +100,7 @@ const probes = new Map<string, string | undefined>();
 /** Runs bubblewrap once with the namespaces dissent asks for; undefined when it works, else its complaint. */
 function probe(bwrap: string): string | undefined {
   if (probes.has(bwrap)) return probes.get(bwrap);
-  const dir = real(process.cwd());
+  const dir = real(tmpdir());
   const args = bubblewrapArgs({ workdir: dir, writable: [], readable: [], hidden: [], network: true }, "/bin/sh", ["-c", "exit 0"]);
   const r = spawnSync(bwrap, args, { encoding: "utf8", timeout: 10_000, stdio: ["ignore", "ignore", "pipe"] });
   const complaint =
