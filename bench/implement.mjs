@@ -1,5 +1,5 @@
 // npm run bench (issue 22): dissent's own time per attempt of `issue implement` beyond the agent and
-// the tests — worktree, snapshots, task, commit, diff, review bookkeeping, CLI start — through the
+// the tests — the clone, the sandbox, snapshots, task, commit, diff, review bookkeeping, CLI start — through the
 // built CLI on a real git repository, with an instant model server (so model latency, which is the
 // provider's, is near zero and subtracted) and a scripted agent that sleeps AGENT_MS then edits a file.
 // Figures: overhead with a 10 s agent (goal < 5 % of the attempt) and with an instant agent (the
@@ -66,7 +66,9 @@ async function world(agentMs, issues) {
   writeFileSync(join(repo, "test.js"), 'import { sum } from "./src/sum.js";\nif (sum(2, 3) !== 5) { console.error("sum(2, 3) is not 5"); process.exit(1); }\n');
   git(repo, "add", "--all");
   git(repo, "commit", "--quiet", "-m", "base");
-  const agent = join(dir, "agent.mjs");
+  // The agent's own folder, outside the sandbox's private /tmp: given to it as `implement.writable`.
+  mkdirSync(join(dir, "agent"));
+  const agent = join(dir, "agent", "agent.mjs");
   writeFileSync(
     agent,
     // Attempt 1 subtracts (the tests fail and block), attempt 2 adds: two attempts, the second warm.
@@ -82,6 +84,7 @@ async function world(agentMs, issues) {
     `  repo: "${repo}"`,
     `  command: "node ${agent}"`,
     '  test_command: "node test.js"',
+    `  writable: ["${join(dir, "agent")}"]`,
   ].join("\n");
   writeFileSync(join(dir, "dissent.config.yaml"), config);
   const env = { DISSENT_HOME: join(dir, "home") };

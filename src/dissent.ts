@@ -507,6 +507,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           home: config.home,
           env,
           redact,
+          secrets: redact.secrets,
           maxCalls: config.budget.maxCallsPerIssue,
           maxUsd: config.budget.maxUsdPerIssue,
           project,
@@ -522,11 +523,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     async merge(id, pr) {
       const { mergeIssue } = await import("./carryover/merge.js");
       const settings = config.implement;
-      // docs/implement.md: the merged issue's worktree goes; its branch stays (it is the pull request's).
+      // docs/implement.md: the merged issue's clone goes; its branch stays (it is the pull request's).
       const cleanup = settings
         ? async (issueId: string) => {
-            const { removeWorktree } = await import("./implement/worktree.js");
-            await removeWorktree(settings.repo, config.home, issueId);
+            const { removeClone } = await import("./implement/clone.js");
+            await removeClone(settings.repo, config.home, issueId);
           }
         : undefined;
       return mergeIssue(id.replace(/^#/, ""), pr, { tracker: await trackerOf(), store: await storeOf(), warn, ...(cleanup ? { cleanup } : {}) });

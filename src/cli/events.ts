@@ -36,8 +36,10 @@ function summary(e: DissentEvent): string {
       return `comment ${e.comment_id} by @${e.user}: ${e.command} → ${e.outcome}${e.detail ? ` (${e.detail})` : ""}`;
     case "ImplementAttemptStarted":
       return `attempt ${e.attempt} on ${e.branch}`;
+    case "ImplementProcessStarted":
+      return `attempt ${e.attempt}: ${e.command} started (process group ${e.pgid}, ${e.sandbox === "none" ? "unsandboxed" : e.sandbox})`;
     case "ImplementAttempt":
-      return `attempt ${e.attempt}: ${e.outcome} · agent exit ${e.agent.exit_code ?? e.agent.signal} in ${(e.agent.duration_ms / 1000).toFixed(1)}s · +${e.diff.insertions} -${e.diff.deletions} in ${e.diff.files} file(s)${e.test ? ` · tests ${e.test.exit_code === 0 ? "passed" : "failed"}` : ""}`;
+      return `attempt ${e.attempt}: ${e.outcome} · agent exit ${e.agent.exit_code ?? e.agent.signal} in ${(e.agent.duration_ms / 1000).toFixed(1)}s · +${e.diff.insertions} -${e.diff.deletions} in ${e.diff.files} file(s)${e.test ? ` · tests ${e.test.exit_code === 0 ? "passed" : "failed"}` : ""}${e.secrets ? ` · ${e.secrets} secret(s) redacted from the diff` : ""}`;
     case "PullRequestOpened":
       return `${e.where === "github" ? `PR #${e.number}${e.draft ? " (draft)" : ""}${e.updated ? " updated" : ""}` : "review recorded"} · ${e.branch}`;
     case "ImplementFailed":

@@ -196,6 +196,11 @@ function secretsOf(config: Omit<Config, "secrets">, env: Record<string, string |
     }
   }
   if (env.DISSENT_SERVE_TOKEN) out.push(env.DISSENT_SERVE_TOKEN);
+  // The credentials the coding agent is handed (implement.env): one it copies into its diff is redacted as dissent's own are.
+  for (const name of config.implement?.env ?? []) {
+    const value = env[name];
+    if (value && /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH/i.test(name)) out.push(value);
+  }
   // The collector's credentials: a password in its URL, and the values of OTEL_EXPORTER_OTLP_HEADERS (a vendor's key).
   const otlp = config.telemetry.otlpEndpoint;
   if (otlp && URL.canParse(otlp)) {
@@ -221,6 +226,9 @@ function implementOf(file: ConfigFile["implement"], baseDir: string): Config["im
     attemptTimeoutMs: file.attempt_timeout_ms,
     testTimeoutMs: file.test_timeout_ms,
     env: file.env,
+    sandbox: file.sandbox,
+    network: file.network,
+    writable: file.writable.map((p) => resolve(baseDir, p.replace(/^~(?=\/|$)/, homedir()))),
     maxConcurrency: file.max_concurrency,
     openPr: file.open_pr,
     maxAttemptsPerIssue: file.max_attempts_per_issue,

@@ -115,6 +115,12 @@ export const ImplementFile = lazySchema(() =>
       test_timeout_ms: z.number().int().min(1000).max(86_400_000).default(600_000),
       /** The only variables of dissent's environment the agent and the tests see, besides PATH, HOME and LANG. */
       env: z.array(envName).max(100).default([]),
+      /** How the agent and its tests are contained (docs/implement.md#safety): bubblewrap where it works (auto), bubblewrap, or none. */
+      sandbox: z.enum(["auto", "bubblewrap", "none"]).default("auto"),
+      /** Under bubblewrap: false cuts the agent's network (it keeps its own loopback). */
+      network: z.boolean().default(true),
+      /** Under bubblewrap: paths the agent may write besides its clone and a private /tmp (its own state, say `~/.claude`). */
+      writable: z.array(z.string().min(1).max(4096)).max(50).default([]),
       /** Agents at once, in the factory. */
       max_concurrency: z.number().int().min(1).max(64).default(1),
       /** Push the branch and open a pull request (GitHub tracker). */
@@ -143,6 +149,10 @@ export interface ImplementConfig {
   attemptTimeoutMs: number;
   testTimeoutMs: number;
   env: string[];
+  sandbox: "auto" | "bubblewrap" | "none";
+  network: boolean;
+  /** Absolute paths (`~` and relative paths resolved). */
+  writable: string[];
   maxConcurrency: number;
   openPr: boolean;
   maxAttemptsPerIssue: number;

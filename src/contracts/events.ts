@@ -164,6 +164,29 @@ export const ImplementAttemptStarted = lazySchema(() =>
   }),
 );
 
+/**
+ * A command of an attempt started (docs/implement.md#resuming): the coding agent or the test command,
+ * with what finds its process group again — so a dissent killed while it ran has it stopped by the
+ * next one before the attempt runs again.
+ */
+export const ImplementProcessStarted = lazySchema(() =>
+  z.object({
+    type: z.literal("ImplementProcessStarted"),
+    ...base,
+    run: z.number().int(),
+    attempt: z.number().int(),
+    command: z.enum(["agent", "test"]),
+    sandbox: z.enum(["bubblewrap", "none"]),
+    /** Its process group (its leader's pid), in the pid space `space` (a machine's boot and PID namespace). */
+    pgid: z.number().int(),
+    space: z.string(),
+    /** The leader's start time (clock ticks after boot): a pid used again later is not taken for it. */
+    started: z.number(),
+    /** The value of DISSENT_AGENT_RUN in its environment: finds what it left outside its group. */
+    mark: z.string(),
+  }),
+);
+
 /** One attempt of the coding agent (docs/implement.md): agent, commit, tests. */
 export const ImplementAttempt = lazySchema(() =>
   z.object({
@@ -182,6 +205,8 @@ export const ImplementAttempt = lazySchema(() =>
     test: CommandRun.unwrap().nullable(),
     /** Paths outside the worktree the agent changed (outcome `escaped`). */
     escaped: z.array(z.string()).optional(),
+    /** Values dissent holds as secrets found in the diff (redacted before anyone saw it; docs/implement.md#safety). */
+    secrets: z.number().int().optional(),
   }),
 );
 
@@ -199,6 +224,8 @@ export const PullRequestOpened = lazySchema(() =>
     /** True when an earlier pull request of the issue was updated in place. */
     updated: z.boolean(),
     body_chars: z.number().int(),
+    /** A diff held a secret dissent keeps: the branch was not pushed (`withheld`), or pushed as one commit (`squashed`). */
+    secrets: z.enum(["withheld", "squashed"]).optional(),
   }),
 );
 
@@ -271,6 +298,7 @@ export const DissentEvent = lazySchema(() =>
     ConcernBlocked.unwrap(),
     CommentCommandHandled.unwrap(),
     ImplementAttemptStarted.unwrap(),
+    ImplementProcessStarted.unwrap(),
     ImplementAttempt.unwrap(),
     PullRequestOpened.unwrap(),
     ImplementFailed.unwrap(),

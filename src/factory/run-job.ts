@@ -1,9 +1,8 @@
-import { randomUUID } from "node:crypto";
 import type { EventOf } from "../contracts/events.js";
 import type { Dissent } from "../dissent.js";
 import { AgentEscaped, BudgetExceeded, DissentError, LeaseHeld, messageOf, ProviderError, StoreError } from "../errors.js";
 import { sumUsd } from "../models/pricing.js";
-import { holdLease, type HeldLease } from "../pipeline/lease.js";
+import { holderId, holdLease, type HeldLease } from "../pipeline/lease.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import { AGENT_SLOT_RETRY_MS, takeAgentSlot } from "./agent-slots.js";
@@ -53,7 +52,7 @@ export async function implementFailuresOf(store: Store, issueId?: string): Promi
 
 /** This worker as a lease holder: a new id per round, so two rounds of one process never share a lease. */
 export function workerHolder(settings: Pick<FactorySettings, "host">): LeaseHolder {
-  return { id: randomUUID(), host: settings.host, pid: process.pid };
+  return { id: holderId(), host: settings.host, pid: process.pid };
 }
 
 /**

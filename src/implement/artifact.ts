@@ -1,7 +1,7 @@
 import type { AttemptOutcome, CommandRun } from "../contracts/events.js";
 import { RunError } from "../errors.js";
 import type { ArtifactCodec } from "../pipeline/artifact-codecs.js";
-import type { DiffStats } from "./worktree.js";
+import type { DiffStats } from "./clone.js";
 
 /** The most diff characters a review request carries (docs/limits.md); the rest is cut, and the cut said. */
 export const REVIEW_DIFF_CHARS = 200_000;
@@ -20,6 +20,8 @@ export interface DiffArtifact {
   testCommand: string | null;
   test: CommandRun | null;
   escaped?: readonly string[];
+  /** Values dissent holds as secrets the diff held (each shown as `[redacted]`). */
+  secrets?: number;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -40,6 +42,12 @@ export function agentLine(a: Pick<DiffArtifact, "agent" | "outcome" | "attempt">
   return `Agent: attempt ${a.attempt} exited ${a.agent.exit_code ?? a.agent.signal} after ${seconds(a.agent.duration_ms)}.`;
 }
 
+/** The line that says the diff held secrets: quoted by dissent's own check (docs/implement.md#safety). */
+export function secretLine(a: Pick<DiffArtifact, "secrets" | "attempt">): string {
+  const n = a.secrets ?? 0;
+  return `Secrets: the diff of attempt ${a.attempt} holds ${n} value${n === 1 ? "" : "s"} dissent keeps secret (a key, a token), shown here as [redacted].`;
+}
+
 /**
  * The artifact codec for a diff (DESIGN: artifacts with codecs): the text critics review and quote —
  * the agent's line, the diff in a fence, then the test line and the tail of the test output.
@@ -53,6 +61,7 @@ export function renderDiffArtifact(a: DiffArtifact): string {
     diff.trim() ? `\`\`\`diff\n${diff.trimEnd()}\n\`\`\`` : "(empty diff)",
   ];
   if (cut || a.truncated) parts.push(`(the diff is cut here: it is longer than the ${REVIEW_DIFF_CHARS} characters a review shows)`);
+  if (a.secrets) parts.push(secretLine(a));
   parts.push("## Test result", testLine(a));
   const tail = a.test?.output_tail.trim();
   if (tail) parts.push(`\`\`\`text\n${tail}\n\`\`\``);

@@ -1,5 +1,5 @@
 import type { Finding } from "../contracts/concern.js";
-import { agentLine, testLine, type DiffArtifact } from "./artifact.js";
+import { agentLine, secretLine, testLine, type DiffArtifact } from "./artifact.js";
 
 /** The role name of the checks dissent makes itself on every attempt (no model call): tests, timeout, an empty diff. */
 export const CHECKS_ROLE = "test_command";
@@ -16,10 +16,20 @@ function lastLine(text: string): string | undefined {
 /**
  * What the attempt itself shows, as CRITICAL findings grounded in the artifact (docs/implement.md):
  * a failing or timed-out test run, an agent stopped at its time limit, an attempt that changed
- * nothing. They vote in the council like a critic, so they block like one.
+ * nothing, a diff that holds a secret dissent keeps. They vote in the council like a critic, so they
+ * block like one.
  */
 export function attemptChecks(a: DiffArtifact): Finding[] {
   const out: Finding[] = [];
+  if (a.secrets) {
+    out.push({
+      evidence: secretLine(a),
+      severity: "CRITICAL",
+      category: "secret",
+      concern:
+        "The change writes a credential dissent holds (an API key, a token, a database password) into the repository: remove it and read it from the environment instead. A branch holding it is never pushed.",
+    });
+  }
   if (a.agent.timed_out) {
     out.push({
       evidence: agentLine(a),

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import type { CommandRun } from "../contracts/events.js";
 import { codeOf, Interrupted } from "../errors.js";
 
@@ -6,10 +6,16 @@ import { codeOf, Interrupted } from "../errors.js";
 export const OUTPUT_TAIL_BYTES = 8 * 1024;
 /** How long a process group told to stop (SIGTERM) has before it is killed (SIGKILL). */
 export const KILL_GRACE_MS = 2_000;
+/**
+ * How long the output pipes are read after the command itself exited (docs/limits.md): what it
+ * wrote just before exiting is still kept, but a process it left holding the pipes (a `setsid`
+ * daemon, outside its process group) never holds the result back longer than this.
+ */
+export const PIPE_DRAIN_MS = 500;
 
 /** One command to run in its own process group. */
 export interface CommandSpec {
-  /** The executable (`/bin/sh`, `git`); arguments are never interpolated into a shell by dissent. */
+  /** The executable (`/bin/sh`, `bwrap`); arguments are never interpolated into a shell by dissent. */
   file: string;
   args: readonly string[];
   cwd: string;
@@ -23,6 +29,10 @@ export interface CommandSpec {
   /** Redacts secrets from the output before it is kept. */
   redact: (text: string) => string;
   tailBytes?: number;
+  /** Called once the process exists, with its pid — its process group's id (recorded, to stop it after a crash). */
+  onSpawn?: (pid: number) => void;
+  /** Called after the command exited and its group was killed: whatever else it left is stopped here (docs/implement.md). */
+  afterExit?: () => void;
 }
 
 /** Keeps the last `max` bytes written to it. */
@@ -46,7 +56,7 @@ class Tail {
 }
 
 /** Signals a process group, ignoring one that is already gone. */
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, signal);
@@ -56,10 +66,40 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 /**
+ * Calls `done` once a child started with `detached: true` has ended: when its pipes close, or — if
+ * something it started still holds them — PIPE_DRAIN_MS after it exited, its pipes then destroyed.
+ * Its process group is killed as soon as it exits (whatever it left in the group goes with it).
+ */
+export function settleAfterExit(child: ChildProcess, done: (code: number | null, signal: NodeJS.Signals | null) => void, afterExit?: () => void): void {
+  let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  let settled = false;
+  let drain: NodeJS.Timeout | undefined;
+  const finish = () => {
+    if (settled || !exit) return;
+    settled = true;
+    if (drain) clearTimeout(drain);
+    done(exit.code, exit.signal);
+  };
+  child.on("exit", (code, signal) => {
+    exit = { code, signal };
+    killGroup(child.pid, "SIGKILL");
+    afterExit?.();
+    drain = setTimeout(() => {
+      // Held open by a process outside the group: stop reading, the command is over.
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      finish();
+    }, PIPE_DRAIN_MS);
+  });
+  child.on("close", finish);
+}
+
+/**
  * Runs a command in its own process group with a time limit (docs/implement.md): on timeout the
- * group gets SIGTERM, then SIGKILL after KILL_GRACE_MS; whatever it left running is killed when its
- * leader exits. Output (stdout and stderr, interleaved) is never held whole: only the last
- * `tailBytes`, redacted. Never throws for the command's own failure — the result says how it ended.
+ * group gets SIGTERM, then SIGKILL after KILL_GRACE_MS; whatever it left running in the group is
+ * killed when its leader exits, and the result never waits on pipes held past that (PIPE_DRAIN_MS).
+ * Output (stdout and stderr, interleaved) is never held whole: only the last `tailBytes`, redacted.
+ * Never throws for the command's own failure — the result says how it ended.
  */
 export function runCommand(spec: CommandSpec): Promise<CommandRun> {
   const started = performance.now();
@@ -70,6 +110,7 @@ export function runCommand(spec: CommandSpec): Promise<CommandRun> {
     }
     const tail = new Tail(spec.tailBytes ?? OUTPUT_TAIL_BYTES);
     const child = spawn(spec.file, [...spec.args], { cwd: spec.cwd, env: spec.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    if (child.pid !== undefined) spec.onSpawn?.(child.pid);
     let timedOut = false;
     let aborted = false;
     let killer: NodeJS.Timeout | undefined;
@@ -91,34 +132,33 @@ export function runCommand(spec: CommandSpec): Promise<CommandRun> {
     // An agent that never reads its stdin closes the pipe early: that is its right, not an error.
     child.stdin.on("error", (e) => void e);
     child.stdin.end(spec.stdin ?? "");
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    child.on("error", (e) => {
+    const cleanup = () => {
       clearTimeout(timer);
       if (killer) clearTimeout(killer);
       spec.signal?.removeEventListener("abort", onAbort);
+    };
+    child.on("error", (e) => {
+      cleanup();
       reject(e);
     });
-    child.on("exit", (code, signal) => {
-      exit = { code, signal };
-      // Whatever the leader left behind (a server, a watcher) holds the pipes open: it goes with the leader.
-      killGroup(child.pid, "SIGKILL");
-    });
-    child.on("close", () => {
-      clearTimeout(timer);
-      if (killer) clearTimeout(killer);
-      spec.signal?.removeEventListener("abort", onAbort);
-      if (aborted) {
-        reject(spec.signal?.reason ?? new Interrupted("interrupted"));
-        return;
-      }
-      resolve({
-        exit_code: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        timed_out: timedOut,
-        duration_ms: Math.round(performance.now() - started),
-        output_tail: spec.redact(tail.text()),
-        output_bytes: tail.total,
-      });
-    });
+    settleAfterExit(
+      child,
+      (code, signal) => {
+        cleanup();
+        if (aborted) {
+          reject(spec.signal?.reason ?? new Interrupted("interrupted"));
+          return;
+        }
+        resolve({
+          exit_code: code,
+          signal,
+          timed_out: timedOut,
+          duration_ms: Math.round(performance.now() - started),
+          output_tail: spec.redact(tail.text()),
+          output_bytes: tail.total,
+        });
+      },
+      spec.afterExit,
+    );
   });
 }

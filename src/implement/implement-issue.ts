@@ -20,13 +20,16 @@ import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { CriterionCheck } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
-import { runAttempt } from "./attempt.js";
+import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent } from "./ledger.js";
 import { renderPrBody } from "./pr-body.js";
 import { REVIEW_STAGE, reviewImplementation } from "./review-stage.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { renderTask } from "./task.js";
-import { diffOf, ensureWorktree, pushBranch, repoRoot, type Worktree } from "./worktree.js";
+import { historyOf, isAncestor, openClone, publishToCheckout, pushBranch, refOf, repoRoot, squashOnto, type AgentClone } from "./clone.js";
+import { stopLeftovers, type ProcessRecord } from "./orphans.js";
+import { openSandbox } from "./sandbox.js";
+import { countSecrets } from "../redact.js";
 
 /** Live progress of `issue implement`. */
 export type ImplementProgress =
@@ -47,6 +50,8 @@ export interface ImplementDeps {
   /** dissent's environment: the agent sees only PATH, HOME, LANG and `implement.env` of it. */
   env: Record<string, string | undefined>;
   redact: (text: string) => string;
+  /** The values dissent holds as secrets (Config.secrets): redacted from every diff, and a diff holding one is flagged. */
+  secrets?: readonly string[];
   maxCalls: number;
   maxUsd?: number | null;
   project?: () => Promise<string | undefined>;
@@ -69,6 +74,8 @@ export interface AttemptSummary {
   insertions: number;
   deletions: number;
   test_exit_code: number | null;
+  /** Values dissent holds as secrets the attempt's diff held (redacted). */
+  secrets: number;
 }
 
 /** `dissent issue implement --json` (docs/implement.md). */
@@ -99,6 +106,7 @@ const summary = (e: AttemptEvent): AttemptSummary => ({
   insertions: e.diff.insertions,
   deletions: e.diff.deletions,
   test_exit_code: e.test?.exit_code ?? null,
+  secrets: e.secrets ?? 0,
 });
 
 /** The ceilings of an issue's implement life (docs/implement.md): attempts and agent wall time. */
@@ -124,8 +132,14 @@ function checkAgentCeilings(issueId: string, s: ImplementConfig, attempts: numbe
 }
 
 /** An attempt as recorded, read back into the artifact under review (the diff from git, the rest from the event). */
-async function replay(w: Worktree, e: AttemptEvent, testCommand: string | null): Promise<DiffArtifact> {
-  const diff = e.commit ? await diffOf(w.path, e.base_sha, e.commit) : { text: "", truncated: false, stats: e.diff };
+async function replay(
+  c: AgentClone,
+  e: AttemptEvent,
+  testCommand: string | null,
+  redact: (t: string) => string,
+  secrets: readonly string[],
+): Promise<DiffArtifact> {
+  const diff = e.commit ? await reviewedDiff(c, e.base_sha, e.commit, redact, secrets) : { text: "", truncated: false, stats: e.diff, secrets: 0 };
   return {
     attempt: e.attempt,
     outcome: e.outcome,
@@ -137,7 +151,51 @@ async function replay(w: Worktree, e: AttemptEvent, testCommand: string | null):
     testCommand,
     test: e.test,
     ...(e.escaped ? { escaped: e.escaped } : {}),
+    ...(diff.secrets ? { secrets: diff.secrets } : {}),
   };
+}
+
+/**
+ * What leaves with the branch (docs/implement.md#safety): the reviewed commit — unless its diff holds
+ * a secret dissent keeps (then nothing is pushed: `withheld`), or an earlier commit since the last
+ * publication held one, or the history is too long to check (then one commit with the reviewed files
+ * on top of the last published commit, or the base, goes instead: `squashed`).
+ */
+async function outgoing(
+  c: AgentClone,
+  last: DiffArtifact,
+  secrets: readonly string[],
+  issueId: string,
+): Promise<{ commit: string; guard?: "withheld" | "squashed" }> {
+  const reviewed = last.commit ?? (await refOf(c, `refs/heads/${c.branch}`)) ?? c.baseSha;
+  if (last.secrets) return { commit: reviewed, guard: "withheld" };
+  if (!secrets.length) return { commit: reviewed };
+  const published = await refOf(c, "refs/dissent/published");
+  const from = published && (await isAncestor(c, published, reviewed)) ? published : c.baseSha;
+  if (from === reviewed) return { commit: reviewed };
+  const history = await historyOf(c, from, reviewed);
+  if (!history.truncated && countSecrets(history.text, secrets) === 0) return { commit: reviewed };
+  const why = history.truncated ? "its history is too long to check for secrets" : "an earlier commit held a secret dissent keeps";
+  return { commit: await squashOnto(c, from, reviewed, `dissent: issue #${issueId}, reviewed (one commit: ${why})`), guard: "squashed" };
+}
+
+/**
+ * Before anything runs again (docs/implement.md#resuming): the process groups of attempts that never
+ * ended — their dissent was killed — are stopped, if they are still alive in this pid space.
+ */
+async function stopInterrupted(store: Store, issueId: string, warn?: (m: string) => void): Promise<void> {
+  const events = await store.events({ issueId, types: ["ImplementProcessStarted", "ImplementAttempt"] });
+  const ended = new Set(events.filter((e) => e.type === "ImplementAttempt").map((e) => `${e.run}/${e.attempt}`));
+  const records = events.filter(
+    (e): e is Extract<typeof e, { type: "ImplementProcessStarted" }> => e.type === "ImplementProcessStarted" && !ended.has(`${e.run}/${e.attempt}`),
+  );
+  if (!records.length) return;
+  const { elsewhere } = await stopLeftovers(records.map(({ pgid, space, started, mark }) => ({ pgid, space, started, mark })));
+  if (elsewhere) {
+    warn?.(
+      `issue ${issueId}: an interrupted attempt's ${records.length === 1 ? "command was" : "commands were"} started by a dissent on another machine or container: if still running there, it is not stopped from here (under bubblewrap it died with that dissent)`,
+    );
+  }
 }
 
 /**
@@ -161,6 +219,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     );
   }
   const repo = await repoRoot(settings.repo);
+  const secrets = deps.secrets ?? [];
+  // bubblewrap, or none (with a warning for auto): decided before anything is taken or labelled.
+  const sandbox = openSandbox(settings.sandbox, (m) => deps.warn?.(m), deps.env);
   const project = await deps.project?.();
   const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
   const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
@@ -168,6 +229,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   const ledger = await readLedger(store, id);
   const run = ledger.run;
   try {
+    await stopInterrupted(store, id, deps.warn);
     const spent = await lifetimeUsage(store, id);
     checkCeilings(id, undefined, spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: null });
     if (!ledger.resuming) checkAgentCeilings(id, settings, ledger.attemptsEver, ledger.agentMsEver);
@@ -181,7 +243,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     await labels.moveTo("dissent-implementing");
-    const worktree = await ensureWorktree(repo, settings.baseBranch, deps.home, id);
+    const worktree = await openClone(repo, settings.baseBranch, deps.home, id);
     deps.onProgress?.({ kind: "worktree", path: worktree.path, branch: worktree.branch, resumed: ledger.resuming });
 
     const plan = (await store.artifact(id, cycle.number, "plan")) ?? "";
@@ -202,7 +264,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     const attempt = async (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined): Promise<DiffArtifact> => {
       const known = attempts.get(n);
       deps.onProgress?.({ kind: "attempt", attempt: n, replayed: known !== undefined });
-      if (known) return replay(worktree, known, settings.testCommand);
+      if (known) return replay(worktree, known, settings.testCommand, deps.redact, secrets);
       try {
         checkAgentCeilings(id, settings, attemptsEver, agentMs);
         // The review of this attempt needs its critics' calls: an attempt whose review the budget cannot pay is not started.
@@ -233,8 +295,11 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           ? { retry: { blocking, ...(previous.test && previous.test.exit_code !== 0 ? { failedTests: previous.test.output_tail } : {}) } }
           : {}),
       });
+      const started = async (command: "agent" | "test", r: ProcessRecord) => {
+        await store.append([{ type: "ImplementProcessStarted", issue_id: id, run, attempt: n, command, sandbox: sandbox.kind, ...r }]);
+      };
       const done = await runAttempt(
-        { issueId: id, worktree, config: settings, env: deps.env, home: deps.home, redact: deps.redact, signal },
+        { issueId: id, clone: worktree, config: settings, env: deps.env, home: deps.home, sandbox, redact: deps.redact, secrets, started, signal },
         n,
         deps.redact(task),
       );
@@ -253,6 +318,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         diff: a.stats,
         test: a.test,
         ...(done.escaped.length ? { escaped: done.escaped } : {}),
+        ...(a.secrets ? { secrets: a.secrets } : {}),
       };
       const { at: _at, ...recorded } = event;
       await store.append([recorded]);
@@ -307,6 +373,8 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     const pending = [...state.pending_concerns].sort(byId);
     const critical = pending.some((c) => c.severity === "CRITICAL");
     const stageRun = toStageRun(result.stageRun);
+    const out = await outgoing(worktree, result.artifact, secrets, id);
+    const leaked = [...attempts.values()].filter((e) => (e.secrets ?? 0) > 0).map((e) => e.attempt);
     const body = renderPrBody({
       issueId: id,
       plan,
@@ -316,12 +384,19 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       attempts: attempts.size,
       stage: stageRun,
       pending,
+      ...(leaked.length || out.guard ? { secrets: { attempts: leaked.sort((a, b) => a - b), ...(out.guard ? { guard: out.guard } : {}) } } : {}),
     });
     await store.transaction((tx) => tx.putArtifact(id, cycle.number, "pull_request", body));
+    // The reviewed commit (or its one-commit squash) becomes the branch of the user's checkout, then leaves from there.
+    await publishToCheckout(worktree, out.commit);
     const github = settings.openPr && deps.tracker.openPullRequest !== undefined;
     let pr: ImplementResult["pull_request"] = { where: "store", number: null, url: null, draft: critical, updated: ledger.lastPr !== undefined };
-    if (github && deps.tracker.openPullRequest) {
-      await pushBranch(worktree.path, settings.remote, worktree.branch);
+    if (github && out.guard === "withheld") {
+      deps.warn?.(
+        `the diff of issue ${id}'s branch holds a secret dissent keeps: the branch was not pushed and no pull request opened; remove it, then run dissent issue implement ${id} again (docs/implement.md#safety)`,
+      );
+    } else if (github && deps.tracker.openPullRequest) {
+      await pushBranch(repo, settings.remote, worktree.branch, out.commit);
       const opened = await deps.tracker.openPullRequest({
         issueId: id,
         head: worktree.branch,
@@ -344,6 +419,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         draft: pr.draft,
         updated: pr.updated,
         body_chars: body.length,
+        ...(out.guard ? { secrets: out.guard } : {}),
       },
     ]);
     const status = critical ? "hitl" : "review";

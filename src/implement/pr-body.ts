@@ -21,6 +21,8 @@ export interface PrBodyInput {
   stage: StageRun;
   /** Every unresolved concern of the issue, with its id. */
   pending: readonly Concern[];
+  /** Attempts whose diff held a secret dissent keeps, and what that did to the branch (docs/implement.md#safety). */
+  secrets?: { attempts: readonly number[]; guard?: "withheld" | "squashed" };
 }
 
 /** The plan's summary: its first paragraphs up to SUMMARY_CHARS, cut at a paragraph. */
@@ -51,6 +53,24 @@ export function renderPrBody(b: PrBodyInput): string {
     const mark = v?.verdict === "met" ? "x" : " ";
     const said = v ? (v.verdict === "met" ? "met" : v.verdict === "not_met" ? "**not met**" : "cannot tell") : "not reviewed";
     lines.push(`- [${mark}] ${oneLine(c)} (${said}${quoted(v?.evidence)})`);
+  }
+  if (b.secrets) {
+    const n = b.secrets.attempts;
+    lines.push("", "## Secrets", "");
+    if (n.length)
+      lines.push(
+        `**The diff of attempt${n.length === 1 ? "" : "s"} ${n.join(", ")} held a value dissent keeps secret** (a key, a token, a database password): it is shown as [redacted] in the review and was never sent to a model.`,
+        "",
+      );
+    if (b.secrets.guard === "withheld")
+      lines.push("The branch still holds it: it was **not pushed**. Remove the secret (and rotate it), then run the implementation again.");
+    else if (b.secrets.guard === "squashed")
+      lines.push(
+        n.length
+          ? "The branch was published as **one commit** with the reviewed files, so no commit that held the secret left this machine. Rotate the secret all the same."
+          : "The branch's history was too long to check for secrets, so it was published as **one commit** with the reviewed files.",
+      );
+    else lines.push("The reviewed branch no longer holds it. Rotate the secret all the same.");
   }
   lines.push("", "## Tests", "");
   lines.push(b.last ? testLine(b.last) : "No attempt was made.");

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { codeOf, LeaseHeld, RunError } from "../errors.js";
+import { pidSpace } from "../pid-space.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 
 /** A lease not renewed for this long has expired and may be taken over (docs/issue.md). */
@@ -18,9 +19,31 @@ function alive(pid: number): boolean {
   }
 }
 
-/** This process as a lease holder (a new id per run, so two runs of one process never share a lease). */
+/**
+ * A new lease-holder id (one per run, so two runs of one process never share a lease), ending with
+ * the pid space the holder lives in: only a taker in the same space may judge its pid.
+ */
+export function holderId(): string {
+  return `${randomUUID()}@${pidSpace()}`;
+}
+
+/** The pid space a holder id names ("" for one that names none: an id given by a library caller, or an older dissent's). */
+const spaceOf = (id: string) => (id.includes("@") ? id.slice(id.indexOf("@") + 1) : "");
+
+/** This process as a lease holder. */
 export function processHolder(): LeaseHolder {
-  return { id: randomUUID(), host: hostname(), pid: process.pid };
+  return { id: holderId(), host: hostname(), pid: process.pid };
+}
+
+/**
+ * Is the lease's holder known to be dead? Only when it lives in this very pid space (same host name,
+ * same boot, same PID namespace) and its pid is gone. Anywhere else — another machine, another
+ * container on the same host name — its pid means nothing here: the lease's heartbeat decides (a
+ * holder renews every LEASE_RENEW_MS; one not renewed for the TTL has expired, and the store lets it go).
+ */
+function knownDead(held: { id: string; host: string; pid: number }, me: LeaseHolder): boolean {
+  const space = spaceOf(held.id);
+  return held.host === me.host && space !== "" && space === spaceOf(me.id) && !alive(held.pid);
 }
 
 /** A held lease: renewed in the background until released; `lost` aborts when another process took it over. */
@@ -44,8 +67,8 @@ export async function holdLease(
 ): Promise<HeldLease> {
   const ttl = opts.ttlMs ?? LEASE_TTL_MS;
   let got = await store.lease.acquire(issueId, holder, ttl);
-  // A holder on this machine whose process is gone (killed with -9) holds nothing: take over at once.
-  if (!got.ok && got.holder.host === holder.host && !alive(got.holder.pid)) got = await store.lease.acquire(issueId, holder, ttl, got.holder.id);
+  // A holder in this pid space whose process is gone (killed with -9) holds nothing: take over at once.
+  if (!got.ok && knownDead(got.holder, holder)) got = await store.lease.acquire(issueId, holder, ttl, got.holder.id);
   if (!got.ok) {
     const h = got.holder;
     throw new LeaseHeld(

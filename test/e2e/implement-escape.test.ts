@@ -1,8 +1,12 @@
 /**
- * An agent that edits the user's own checkout instead of its worktree (docs/implement.md#safety) is
- * caught like one that writes under `..`: the attempt fails `escaped`, nothing is committed, one
- * error line names the path, the issue goes to a person.
+ * An agent that edits the user's own checkout instead of its clone (docs/implement.md#safety),
+ * finding it as any agent could (the objects its clone borrows lead there): under bubblewrap the
+ * checkout is read-only and the write is refused; unsandboxed it is caught like one that writes under
+ * `..` — the attempt fails `escaped`, nothing is committed, one error line names the path, the issue
+ * goes to a person.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
 
@@ -14,26 +18,40 @@ afterEach(async () => {
   w = undefined;
 });
 
+const events = async (world: ImplementWorld, id: string) =>
+  (await world.run(["events", "--issue", id, "--json"])).stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { type: string; outcome?: string });
+
 describe("an agent that writes into the user's checkout", () => {
-  it("fails the attempt: outcome escaped, one error line naming the checkout's file, nothing committed, the issue dissent-hitl", async () => {
-    w = await implementWorld({ mode: "escape-checkout" });
+  it("unsandboxed: fails the attempt — outcome escaped, one error line naming the checkout's file, nothing committed, the issue dissent-hitl", async () => {
+    w = await implementWorld({ mode: "escape-checkout", sandbox: "none" });
     const id = await w.readyIssue();
-    const main = gitIn(w.repo, "rev-parse", "main").trim();
     const r = await w.run(["issue", "implement", id]);
     expect(r.code).toBe(1);
     const errors = r.stderr.split("\n").filter((l) => l.startsWith("dissent: error:"));
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/wrote outside its worktree in attempt 1 .*src\/sum\.js/);
-    // The user's file changed (the agent did that), and dissent saw it: nothing of the attempt was committed.
+    // The user's file changed (the agent did that), and dissent saw it: nothing of the attempt was published.
     expect(gitIn(w.repo, "status", "--porcelain")).toContain("src/sum.js");
-    expect(gitIn(w.repo, "rev-parse", `dissent/issue-${id}`).trim()).toBe(main);
-    const log = (await w.run(["events", "--issue", id, "--json"])).stdout
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; outcome?: string });
+    expect(gitIn(w.repo, "branch", "--list", `dissent/issue-${id}`).trim()).toBe("");
+    const log = await events(w, id);
     expect(log.find((e) => e.type === "ImplementAttempt")?.outcome).toBe("escaped");
     expect(log.some((e) => e.type === "PullRequestOpened")).toBe(false);
     const shown = JSON.parse((await w.run(["issue", "show", id, "--json"])).stdout) as { labels: string[] };
     expect(shown.labels).toContain("dissent-hitl");
+  });
+
+  it("under bubblewrap: the checkout is read-only to the agent — its file is as it was, and the attempt goes on to its review", async () => {
+    w = await implementWorld({ mode: "escape-checkout", sandbox: "bubblewrap" });
+    const id = await w.readyIssue();
+    const r = await w.run(["issue", "implement", id, "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(w.agentLog, "utf8")).toContain("refused EROFS");
+    expect(readFileSync(join(w.repo, "src", "sum.js"), "utf8")).toContain("not implemented");
+    expect(gitIn(w.repo, "status", "--porcelain")).toBe("");
+    expect((await events(w, id)).find((e) => e.type === "ImplementAttempt")?.outcome).toBe("tested");
+    expect(gitIn(w.repo, "show", `dissent/issue-${id}:src/sum.js`)).toContain("return a + b;");
   });
 });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
 import type { CliResult } from "../support/cli.js";
 import { factoryLines } from "../support/factory-world.js";
-import { gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
+import { agentProcesses, gitIn, implementWorld, type ImplementWorld } from "../support/implement-world.js";
 import { type Started, startDissent, stopAll, until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -71,10 +71,10 @@ describe("the factory's implement rounds under faults", () => {
     const id = await world.readyIssue();
     const first = factory(world, "worker-a", "pause-second");
     await until(() => existsSync(world.agentLog) && /paused \d+/.test(readFileSync(world.agentLog, "utf8")), 120_000);
-    const agentPid = Number(/paused (\d+)/.exec(readFileSync(world.agentLog, "utf8"))?.[1]);
     first.child.kill("SIGKILL");
     await first.done;
-    process.kill(agentPid, "SIGKILL"); // an orphan of the killed worker: its own process group
+    // bubblewrap's --die-with-parent: the agent went with its worker (implement-orphans.test.ts: unsandboxed, the takeover stops it).
+    await until(() => agentProcesses(world.agentLog).length === 0, 15_000);
     expect(await labelsOf(world, id)).toContain("dissent-implementing");
     writeFileSync(`${world.agentLog}.release`, "");
 

@@ -66,4 +66,48 @@ describe("runCommand", () => {
     c.abort(new Error("stopped by the test"));
     await expect(p).rejects.toThrow("stopped by the test");
   });
+
+  it("a daemon it left in a session of its own, holding its pipes, does not hold the result: the run ends when the command does, what it wrote kept", async () => {
+    const s = scratch("dissent-command-");
+    let after = 0;
+    try {
+      const r = await runCommand({
+        file: "/bin/sh",
+        args: [
+          "-c",
+          `setsid sh -c 'echo daemon up; echo $$ > ${s.dir}/daemon; exec sleep 600' & while [ ! -s ${s.dir}/daemon ]; do sleep 0.05; done; echo leader done`,
+        ],
+        cwd: s.dir,
+        env: { PATH: process.env.PATH ?? "" },
+        timeoutMs: 60_000,
+        redact: (t) => t,
+        afterExit: () => after++,
+      });
+      expect(r).toMatchObject({ exit_code: 0, timed_out: false });
+      expect(r.output_tail).toContain("daemon up");
+      expect(r.output_tail).toContain("leader done");
+      expect(after).toBe(1);
+      const daemon = Number(readFileSync(`${s.dir}/daemon`, "utf8"));
+      expect(running(daemon)).toBe(true); // outside the group: left to whoever knows it (the attempt's sweep)
+      process.kill(daemon, "SIGKILL");
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it("reports the pid it started: the id of its process group", async () => {
+    let pid = 0;
+    const r = await runCommand({
+      file: "/bin/sh",
+      args: ["-c", "ps -o pgid= -p $$"],
+      cwd: process.cwd(),
+      env: { PATH: process.env.PATH ?? "" },
+      timeoutMs: 10_000,
+      redact: (t) => t,
+      onSpawn: (p) => {
+        pid = p;
+      },
+    });
+    expect(Number(r.output_tail.trim())).toBe(pid);
+  });
 });

@@ -1,4 +1,6 @@
 /** The `implement:` section and the review's roles (docs/configuration.md). */
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfigText } from "../../src/config/load.js";
 import { nearestRouteName, ROUTE_NAMES } from "../../src/config/roles.js";
@@ -19,12 +21,30 @@ describe("implement: in the config", () => {
       attemptTimeoutMs: 1_800_000,
       testTimeoutMs: 600_000,
       env: [],
+      sandbox: "auto",
+      network: true,
+      writable: [],
       maxConcurrency: 1,
       openPr: true,
       maxAttemptsPerIssue: 8,
       maxAgentMsPerIssue: 14_400_000,
     });
     expect(load({}).implement).toBeNull();
+  });
+
+  it("implement.writable resolves ~ to the home folder and a relative path against the config's folder; a sandbox that is not one is refused", () => {
+    const c = load({ implement: { command: "claude -p", sandbox: "bubblewrap", network: false, writable: ["~/.claude", "state"] } });
+    expect(c.implement).toMatchObject({ sandbox: "bubblewrap", network: false, writable: [join(homedir(), ".claude"), "/work/project/state"] });
+    expect(() => load({ implement: { command: "x", sandbox: "docker" } })).toThrow(/implement\.sandbox/);
+  });
+
+  it("an implement.env name that looks like a credential is a secret dissent redacts; any other is not", () => {
+    const c = configFromObject(
+      { ...base, implement: { command: "x", env: ["AGENT_API_KEY", "AGENT_MODE"] } },
+      { env: { AGENT_API_KEY: "agent-key-0123456789", AGENT_MODE: "careful" }, cwd: "/work/project" },
+    );
+    expect(c.secrets).toContain("agent-key-0123456789");
+    expect(c.secrets).not.toContain("careful");
   });
 
   it("refuses a misspelt key, a command missing, an env entry that is not a variable name, a branch that is an option", () => {

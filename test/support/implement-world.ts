@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
@@ -10,6 +10,8 @@ import { startGithubDouble, type GithubDouble } from "./github-double.js";
 
 /** The scripted coding agent (a small node script: test/fixtures/agents/scripted-agent.mjs). */
 export const SCRIPTED_AGENT = fileURLToPath(new URL("../fixtures/agents/scripted-agent.mjs", import.meta.url));
+/** The hostile coding agents (small shell scripts: test/fixtures/agents/hostile*.sh); $HOSTILE or $HOSTILE_PLAN picks what it does. */
+export const HOSTILE_AGENT = fileURLToPath(new URL("../fixtures/agents/hostile.sh", import.meta.url));
 
 /** The issue every implement world plans and implements. */
 export const SUM_TITLE = "Add a sum function";
@@ -61,6 +63,28 @@ export const SUM_DEFECTS: readonly Defect[] = [
   },
 ];
 
+/**
+ * The live processes (zombies left out) started for a world's agent or its tests: their environment
+ * carries the world's AGENT_LOG and dissent's DISSENT_AGENT_RUN mark. Found from outside any sandbox,
+ * whatever pid they have inside one.
+ */
+export function agentProcesses(agentLog: string): number[] {
+  const log = Buffer.from(`AGENT_LOG=${agentLog}\0`);
+  const mark = Buffer.from("DISSENT_AGENT_RUN=");
+  const out: number[] = [];
+  for (const name of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (/^\S+ \(.*\) [ZX] /.test(stat)) continue;
+      const env = readFileSync(`/proc/${name}/environ`);
+      if (env.includes(log) && env.includes(mark)) out.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
 /** `git` in a test's own repositories, as a user with an identity. */
 export function gitIn(cwd: string, ...args: string[]): string {
   return execFileSync("git", ["-c", "user.name=Test", "-c", "user.email=test@example.com", ...args], {
@@ -70,7 +94,10 @@ export function gitIn(cwd: string, ...args: string[]): string {
   });
 }
 
-/** A scratch project: a git repository on `main` with a failing sum test, and a bare `origin` it was pushed to. */
+/**
+ * A scratch project: a git repository on `main` with a failing sum test, a git-ignored `.env`, a
+ * branch `feature` and a tag `v1`, and a bare `origin` it was pushed to.
+ */
 export function sumRepository(dir: string): { repo: string; origin: string } {
   const repo = join(dir, "repo");
   const origin = join(dir, "origin.git");
@@ -83,15 +110,27 @@ export function sumRepository(dir: string): { repo: string; origin: string } {
     'import assert from "node:assert/strict";\nimport { sum } from "./src/sum.js";\n\nassert.equal(sum(2, 3), 5);\nconsole.log("sum: 1 test passed");\n',
   );
   writeFileSync(join(repo, "package.json"), '{ "name": "sum", "type": "module", "private": true }\n');
+  writeFileSync(join(repo, ".gitignore"), ".env\n");
+  writeFileSync(join(repo, ".env"), "LOCAL_SETTING=the user's own\n");
   gitIn(repo, "add", "--all");
   gitIn(repo, "commit", "--quiet", "-m", "a sum to implement");
+  gitIn(repo, "branch", "feature");
+  gitIn(repo, "tag", "v1");
   gitIn(repo, "remote", "add", "origin", origin);
   gitIn(repo, "push", "--quiet", "origin", "main");
   return { repo, origin };
 }
 
-/** A config routing every role to a model of its name on the double, with an `implement:` section running the scripted agent. */
-export function implementConfig(url: string, repo: string, o: { implement?: string; extra?: string; attemptTimeoutMs?: number } = {}): string {
+/**
+ * A config routing every role to a model of its name on the double, with an `implement:` section
+ * running the scripted agent — under bubblewrap unless `sandbox` says otherwise (CI installs it;
+ * without it these tests fail, never skip), allowed to write `writable` (where it keeps its log).
+ */
+export function implementConfig(
+  url: string,
+  repo: string,
+  o: { implement?: string; extra?: string; attemptTimeoutMs?: number; sandbox?: "bubblewrap" | "none" | "auto"; writable?: string[]; command?: string } = {},
+): string {
   return [
     "providers:",
     `  local: { type: openai-compatible, base_url: "${url}" }`,
@@ -103,10 +142,12 @@ export function implementConfig(url: string, repo: string, o: { implement?: stri
     "implement:",
     `  repo: "${repo}"`,
     "  base_branch: main",
-    `  command: "node ${SCRIPTED_AGENT}"`,
+    `  command: ${JSON.stringify(o.command ?? `node ${SCRIPTED_AGENT}`)}`,
     '  test_command: "node test.js"',
     `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
-    "  env: [AGENT_MODE, AGENT_LOG]",
+    "  env: [AGENT_MODE, AGENT_LOG, HOSTILE, HOSTILE_PLAN]",
+    `  sandbox: ${o.sandbox ?? "bubblewrap"}`,
+    ...(o.writable?.length ? [`  writable: [${o.writable.map((w) => JSON.stringify(w)).join(", ")}]`] : []),
     ...(o.implement ? [o.implement] : []),
     o.extra ?? "",
   ].join("\n");
@@ -118,7 +159,7 @@ export interface ImplementWorld {
   repo: string;
   origin: string;
   home: string;
-  /** Where the scripted agent logs each run. */
+  /** Where the scripted agent logs each run (in a folder the sandbox lets it write: `implement.writable`). */
   agentLog: string;
   double: RealisticDouble;
   run(args: string[], opts?: { env?: Record<string, string>; timeoutMs?: number }): Promise<CliResult>;
@@ -137,6 +178,10 @@ export async function implementWorld(o: {
   env?: Record<string, string>;
   /** Roles whose provider is down (HTTP 503); the double reads the array on every request, so a test can change it. */
   down?: string[];
+  /** `implement.sandbox` (bubblewrap unless said). */
+  sandbox?: "bubblewrap" | "none" | "auto";
+  /** `implement.command` (the scripted agent unless said). */
+  command?: string;
 }): Promise<ImplementWorld> {
   const s = scratch("dissent-implement-");
   const { repo, origin } = sumRepository(s.dir);
@@ -146,16 +191,21 @@ export async function implementWorld(o: {
     scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } },
     ...(o.down ? { down: o.down } : {}),
   });
+  const agentDir = join(s.dir, "agent");
+  mkdirSync(agentDir, { recursive: true });
   s.write(
     "dissent.config.yaml",
     implementConfig(double.url, repo, {
+      writable: [agentDir],
+      ...(o.sandbox ? { sandbox: o.sandbox } : {}),
+      ...(o.command ? { command: o.command } : {}),
       ...(o.implement ? { implement: o.implement } : {}),
       ...(o.extra ? { extra: o.extra } : {}),
       ...(o.attemptTimeoutMs ? { attemptTimeoutMs: o.attemptTimeoutMs } : {}),
     }),
   );
   const home = join(s.dir, "home");
-  const agentLog = join(s.dir, "agent.log");
+  const agentLog = join(agentDir, "agent.log");
   const run = (args: string[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}) =>
     dissent(args, {
       cwd: s.dir,

@@ -1,6 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { StoreError } from "../../errors.js";
 import { readBounded } from "../../files/read.js";
+import { writeNoFollow } from "../../files/write.js";
 import { type StoredWikiEntry, UNREADABLE_WIKI, WIKI_ENTRY_BYTES, type WikiPort } from "../port.js";
 import type { SqliteConn } from "./connection.js";
 
@@ -27,9 +29,12 @@ export function sqliteWiki(conn: SqliteConn, memory: boolean): WikiPort {
       conn.writeGuard();
       mkdirSync(wikiDir, { recursive: true });
       const path = join(wikiDir, `${entry.id}.md`);
-      // Write-then-rename: a crash never leaves half an entry.
+      // Write-then-rename: a crash never leaves half an entry. The no-follow writer, exclusively: a link
+      // planted at the temporary name is removed, never written through (docs/implement.md#safety).
       const tmp = `${path}.tmp-${process.pid}`;
-      writeFileSync(tmp, conn.redact(entry.text));
+      rmSync(tmp, { force: true, recursive: true });
+      const done = writeNoFollow(tmp, conn.redact(entry.text), { overwrite: false });
+      if (!done.ok) throw new StoreError(`cannot write the wiki entry ${path}: it ${done.reason}`);
       renameSync(tmp, path);
     },
   };
