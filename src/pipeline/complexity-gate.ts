@@ -1,6 +1,7 @@
 import { isFatal, messageOf } from "../errors.js";
 import { stripThink } from "../models/json.js";
 import type { TrackedIssue } from "../trackers/port.js";
+import { excerptAt, issueProse } from "./issue-prose.js";
 
 /** The ComplexityGate's decision, with its reason — recorded as a ComplexityGateRouted event. */
 export interface GateDecision {
@@ -24,10 +25,23 @@ export function gateByLabels(labels: readonly string[]): GateDecision | undefine
 /**
  * Keyword heuristics (docs/issue.md): they may route to load_bearing, never to trivial — "Fix typo
  * in isAdmin check" changes behaviour. Only a label or the model's answer makes an issue trivial.
+ * A keyword counts only in prose — never inside a URL, a code span or block, or an identifier (a
+ * branch named `refactor-config` in a reproduction link, a variable named `api`) — and the reason
+ * names the word, where it was and the sentence around it.
  */
 export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {
-  const heavy = LOAD_BEARING.exec(`${issue.title}\n${issue.body}`);
-  return heavy ? { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}'`, source: "heuristic" } : undefined;
+  for (const [where, markdown, inline] of [
+    ["title", issue.title, true],
+    ["body", issue.body, false],
+  ] as const) {
+    const { text, prose } = issueProse(markdown, inline);
+    const heavy = LOAD_BEARING.exec(prose);
+    if (heavy) {
+      const excerpt = excerptAt(text, heavy.index, heavy[0].length);
+      return { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}' in the ${where}: "${excerpt}"`, source: "heuristic" };
+    }
+  }
+  return undefined;
 }
 
 /**
