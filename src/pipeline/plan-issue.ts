@@ -13,6 +13,7 @@ import type { TrackedIssue, Tracker } from "../trackers/port.js";
 import { criteriaCodec } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
+import { producerFaults } from "./producer-faults.js";
 import { LabelSession } from "./label-session.js";
 import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
@@ -173,7 +174,9 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       if (budget.remaining() >= 2) {
         try {
           const reply = await door({ role: "planner" }, producerRequest("planner", "plan", context(), [], due));
-          const { artifact, addressed } = parseProducer("planner", reply.answer);
+          const parsed = parseProducer("planner", reply.answer);
+          for (const w of producerFaults("planner", `issue ${id}'s plan`, parsed, due)) deps.warn?.(w);
+          const { artifact, addressed } = parsed;
           const answered = resolutionEvents(id, due, addressed, { kind: "producer", role: "planner" }, now);
           await cycle.commitPlan(artifact, [...answered, ...carryEvents(id, due, answered, "review", "carried")].filter(keep));
           artifacts.plan = artifact;

@@ -177,6 +177,24 @@ function trailingFence(text: string): { body: string; start: number } | undefine
   return { body: text.slice(bodyStart + 1, end), start: open };
 }
 
+/**
+ * A fenced block opened at the end of a reply and never closed (a model that stopped inside its last
+ * block): its body and where its opening fence starts. Fences are paired from the top, so a closed
+ * block's closing fence is never taken for an opening one.
+ */
+function unclosedTrailingFence(text: string): { body: string; start: number } | undefined {
+  let open: { start: number; bodyStart: number; ticks: number; info: string } | undefined;
+  const fence = /^ {0,3}(`{3,})([^\n]*)$/gm;
+  for (let m = fence.exec(text); m; m = fence.exec(text)) {
+    const ticks = (m[1] ?? "").length;
+    const info = (m[2] ?? "").trim();
+    if (!open) open = { start: m.index, bodyStart: m.index + m[0].length + 1, ticks, info };
+    else if (ticks >= open.ticks && info === "") open = undefined;
+  }
+  if (!open || !/^(json)?$/i.test(open.info)) return undefined;
+  return { body: text.slice(open.bodyStart), start: open.start };
+}
+
 /** Parses a whole reply as one JSON object, repairing raw control characters; undefined when it is not one. */
 function wholeObject(text: string): Record<string, unknown> | undefined {
   let t = text.trim();
@@ -196,7 +214,7 @@ function wholeObject(text: string): Record<string, unknown> | undefined {
  * block that is cut off the artifact; or the whole-object form `{"artifact", "addressed"}`. A JSON
  * sample inside the markdown is part of the artifact, never the artifact.
  */
-export function parseProducer(role: string, answer: string): { artifact: string; addressed: AddressedItem[] } {
+export function parseProducer(role: string, answer: string): { artifact: string; addressed: AddressedItem[]; unclosedFence?: true } {
   const whole = wholeObject(answer);
   if (whole) {
     if (typeof whole.artifact === "string" && whole.artifact.trim()) return { artifact: whole.artifact.trim(), addressed: readAddressed(whole.addressed) };
@@ -211,6 +229,16 @@ export function parseProducer(role: string, answer: string): { artifact: string;
       addressed = readAddressed(block.addressed);
       artifact = artifact.slice(0, fence.start).trim();
     }
+  }
+  // The block a model never closed is still its claims, and never plan text; the loop warns of it (producer-faults.ts).
+  const unclosed = fence ? undefined : unclosedTrailingFence(artifact);
+  const body = unclosed?.body.trim() ?? "";
+  // Cut off mid-way, the object is closed by the repair (jsonrepair) before it is read.
+  const claims = body.startsWith("{") ? wholeObject(repairJson(body)) : undefined;
+  if (unclosed && claims && "addressed" in claims) {
+    artifact = artifact.slice(0, unclosed.start).trim();
+    if (!artifact) throw new ReplyFormatError(`${role} returned an empty artifact`);
+    return { artifact, addressed: readAddressed(claims.addressed), unclosedFence: true };
   }
   if (!artifact) throw new ReplyFormatError(`${role} returned an empty artifact`);
   return { artifact, addressed };
