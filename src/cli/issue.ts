@@ -147,7 +147,10 @@ function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
   return [
     `pending concerns (${pending.length}):`,
-    ...pending.map((c) => `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`),
+    ...pending.map(
+      (c) =>
+        `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}${c.evidence_stale ? " (its quote is from an earlier plan)" : ""}`,
+    ),
   ].join("\n");
 }
 

@@ -60,6 +60,11 @@ export const Concern = lazySchema(() =>
     category: z.string(),
     concern: z.string(),
     evidence: z.string(),
+    /**
+     * Its evidence quotes an earlier draft: after a replan it is in none of the current artifacts
+     * (docs/issue.md "Replanning"). Shown so to the reviewer; a voice quoting the new draft re-grounds it.
+     */
+    evidence_stale: z.boolean().optional(),
     must_address_by: MustAddressBy,
     human_required: z.boolean(),
     fingerprint: z.string(),

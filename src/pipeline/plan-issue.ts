@@ -17,7 +17,7 @@ import { producerFaults } from "./producer-faults.js";
 import { LabelSession } from "./label-session.js";
 import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import { openClaims, planOutcome, reviewPlan } from "./review.js";
+import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
 import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
 import { Meter } from "./meter.js";
@@ -131,11 +131,16 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     const criteria = (): string[] => (artifacts.acceptance_criteria ? criteriaCodec.decode(artifacts.acceptance_criteria) : []);
     // A replan of a merged issue shows its planner the gaps it shipped with, so they are not repeated.
     const shipped = shippedGapsText(await store.events({ issueId: id, types: ["ShippedWithKnownGap"] }));
+    // A replan's planner is shown its previous plan when the concerns it is given quote it (docs/issue.md "Replanning");
+    // otherwise its request stays the same bytes, and an unchanged replan is served from the cache.
+    const earlier = await previousPlan(store, id, cycle.number);
+    const quoted = earlier !== undefined && (await cycle.state()).pending_concerns.some((c) => c.must_address_by === "plan" && quotes(earlier, c));
     const context = (): RoleContext => ({
       issue,
       artifacts: { ...artifacts, ...(artifacts.acceptance_criteria ? { acceptance_criteria: renderCriteria(criteria()) } : {}) },
       ...(project ? { project } : {}),
       ...(shipped ? { shippedGaps: shipped } : {}),
+      ...(quoted ? { previousPlan: earlier } : {}),
     });
     // A concern a person resolved is settled: raised again (say, from the cache in a later cycle), it is not pending again.
     const humanResolved = new Set((await cycle.state()).addressed_concerns.filter((r) => r.resolved_by === "human").map((r) => r.fingerprint));
@@ -206,6 +211,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       pending: before.pending_concerns,
       claims: openClaims(before),
       context: context(),
+      ...(earlier !== undefined ? { earlier } : {}),
       call: door,
       concernId: (fp, phase, role) => cycle.concernId(before.pending_concerns, fp, phase, role),
       now,
@@ -248,6 +254,15 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     await labels.release(deps.warn ?? (() => undefined));
     await lease.release().catch(() => undefined);
   }
+}
+
+/** The plan of the latest earlier cycle that made one (a cycle that ran out of budget made none). */
+async function previousPlan(store: Store, issueId: string, cycle: number): Promise<string | undefined> {
+  for (let n = cycle - 1; n >= 1; n--) {
+    const plan = await store.artifact(issueId, n, "plan");
+    if (plan !== undefined) return plan;
+  }
+  return undefined;
 }
 
 /** The issue fields every request is built from (exported for read models). */

@@ -31,6 +31,8 @@ export interface RoleContext {
   project?: string;
   /** Gaps this issue shipped with in an earlier merge, as lines: the planner of a replan must not repeat them. */
   shippedGaps?: string;
+  /** The plan of the issue's previous cycle, when concerns the replanning planner is given quote it (docs/issue.md "Replanning"). */
+  previousPlan?: string;
 }
 
 /** Renders acceptance criteria as a markdown list. */
@@ -74,6 +76,7 @@ export const concernBrief = (c: Concern) => ({
   category: c.category,
   concern: c.concern,
   ...(c.evidence ? { evidence: c.evidence } : {}),
+  ...(c.evidence_stale ? { evidence_stale: true } : {}),
 });
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -127,6 +130,13 @@ export function producerRequest(
   const criteria = artifact === "acceptance_criteria";
   const voice = persona(role);
   const own = [voice.text];
+  // A replan's own memory, after the persona (the shared prefix is unchanged): the plan its concerns quote.
+  if (artifact === "plan" && ctx.previousPlan) {
+    own.push(
+      "This is a new planning cycle of the issue. Your plan of the previous cycle is below: the concerns you are given quote it. Write the new plan whole; do not refer to the previous one.",
+      dataBlock("previous_plan", ctx.previousPlan, "plan"),
+    );
+  }
   if (artifact === "plan" && ctx.shippedGaps) {
     own.push(
       "This issue was planned and merged before, and shipped with the known gaps below. The new plan must not repeat them: close each one, or say in the plan why it stays.",
@@ -346,6 +356,10 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
     ...(shown.length ? [dataBlock("pending_concerns", json(shown.map(concernBrief)))] : []),
   ];
   if (minor.length > REVIEWER_MINOR_LIMIT) own.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
+  if (shown.some((c) => c.evidence_stale))
+    own.push(
+      'A concern marked "evidence_stale" quotes an earlier plan: its quote is not in the plan under review. Judge it by what it says against this plan; if this plan still has the problem, quote this plan.',
+    );
   if (claims.length) {
     own.push(
       'Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in "addressed" only if the plan really answers it:',
