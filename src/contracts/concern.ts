@@ -97,6 +97,14 @@ export const ConcernResolution = lazySchema(() =>
 );
 export type ConcernResolution = z.infer<typeof ConcernResolution>;
 
+/**
+ * Whether a resolution is a claim that leaves its concern pending (docs/issue.md): a producer's word
+ * on a CRITICAL, HIGH or human_required concern (`settled: false`), and any deferral not made by a
+ * person — "later" answers nothing, so the concern stays pending and visible to the reviewer.
+ */
+export const isClaim = (r: Pick<ConcernResolution, "settled" | "resolution_kind" | "resolved_by">): boolean =>
+  r.settled === false || (r.resolution_kind === "deferred" && r.resolved_by !== "human");
+
 /** One item of a producer's or reviewer's `addressed` list. */
 export const AddressedItem = lazySchema(() =>
   z.object({

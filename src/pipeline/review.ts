@@ -1,6 +1,6 @@
 import { fingerprint } from "../adversarial/fingerprint.js";
 import { ground, groundingText } from "../adversarial/grounding.js";
-import { isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
+import { isClaim, isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallDoor } from "../models/call.js";
@@ -109,7 +109,7 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   const reviewed: NewEvent[] = raised.map((c) => ({ type: "ConcernForwarded", issue_id: issueId, concern: c, reason: "review" }));
   // A concern newly marked stale (or grounded again) that nothing above records again is recorded as it now is.
   const recorded = new Set([...fromReview, ...onward.flatMap((e) => (e.type === "ConcernForwarded" ? [e.concern.id] : []))]);
-  const settled = new Set(answered.flatMap((e) => (e.type === "ConcernAddressed" && e.resolution.settled !== false ? [e.resolution.concern_id] : [])));
+  const settled = new Set(answered.flatMap((e) => (e.type === "ConcernAddressed" && !isClaim(e.resolution) ? [e.resolution.concern_id] : [])));
   const marked: NewEvent[] = restamped
     .filter((c) => !recorded.has(c.id) && !settled.has(c.id))
     .map((c) => ({ type: "ConcernForwarded", issue_id: issueId, concern: c, reason: "review" }));
@@ -158,5 +158,5 @@ export function planOutcome(state: AdversarialState, rejected: boolean): "ready"
 /** Producers' claims still awaiting confirmation: claims on concerns that are still pending. */
 export function openClaims(state: AdversarialState): ConcernResolution[] {
   const pending = new Set(state.pending_concerns.map((c) => c.id));
-  return state.addressed_concerns.filter((r) => r.settled === false && pending.has(r.concern_id));
+  return state.addressed_concerns.filter((r) => isClaim(r) && pending.has(r.concern_id));
 }

@@ -362,7 +362,7 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
     );
   if (claims.length) {
     own.push(
-      'Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in "addressed" only if the plan really answers it:',
+      'Producers\' claims on pending concerns: that the plan answers a CRITICAL or HIGH one — confirm it by listing the concern in "addressed" only if the plan really answers it — or, as "deferred", that they left one for later: it stays pending unless this plan answers it.',
       dataBlock("claims", json(claims.map((c) => ({ concern_id: c.concern_id, resolution_kind: c.resolution_kind, note: c.note, by: c.resolved_by })))),
     );
   }

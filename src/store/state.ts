@@ -1,4 +1,4 @@
-import type { AdversarialState } from "../contracts/concern.js";
+import { isClaim, type AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, ModelCallEvent, NewEvent } from "../contracts/events.js";
 import { redactDeep } from "../redact.js";
 
@@ -45,10 +45,10 @@ export function reduce(state: AdversarialState, e: DissentEvent): AdversarialSta
       return { ...state, pending_concerns: pending };
     }
     case "ConcernAddressed":
-      // A claim (settled: false) is recorded, but the concern stays pending until confirmed (docs/issue.md).
+      // A claim (settled: false, or a model's deferral — in logs older than the flag too) is recorded, but the concern stays pending (docs/issue.md).
       return {
         ...state,
-        pending_concerns: e.resolution.settled === false ? state.pending_concerns : state.pending_concerns.filter((c) => c.id !== e.resolution.concern_id),
+        pending_concerns: isClaim(e.resolution) ? state.pending_concerns : state.pending_concerns.filter((c) => c.id !== e.resolution.concern_id),
         addressed_concerns: [...state.addressed_concerns, e.resolution],
       };
     case "ShippedWithKnownGap":
