@@ -55,6 +55,8 @@ export interface PlanIssueDeps {
   onVote?: (v: CriticVoteReport) => void;
   /** Warnings that must not stop the run (a critic that failed, a label that could not be removed). */
   warn?: (message: string) => void;
+  /** Said (through `warn`) only when a council is about to run: a model reviewing itself, a verifier on a critic's model. */
+  councilWarnings?: readonly string[];
   now?: () => string;
   /** Who holds the issue's lease while this runs (default: this process). */
   holder?: LeaseHolder;
@@ -149,6 +151,8 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
 
     if (route.route === "load_bearing") {
       const finished = await cycle.finishedStages();
+      // A warning about the councils is said when one will run: never for a trivial issue, nor a cycle resumed at its reviewer.
+      if (STAGES.some((st) => !finished.has(st.stage))) for (const w of deps.councilWarnings ?? []) deps.warn?.(w);
       for (const [i, stage] of STAGES.entries()) {
         if (finished.has(stage.stage)) continue;
         await labels.hold(stage.label);

@@ -17,10 +17,14 @@ export const FOLDED: ReadonlySet<DissentEvent["type"]> = new Set([
   "ShippedWithKnownGap",
 ]);
 
-/** An event as every store appends it: stamped with `at` (keys in docs/issue.md's order: `type`, `at`, `issue_id`, …), then redacted. */
+/**
+ * An event as every store appends it: stamped with `at` — the store's clock, or the time the event
+ * carries when it was held back before its commit (a stage's buffered events) — keys in
+ * docs/issue.md's order (`type`, `at`, `issue_id`, …), then redacted.
+ */
 export function stampEvent(input: NewEvent, at: string, redact: (text: string) => string): DissentEvent {
-  const { type, ...rest } = input;
-  return redactDeep({ type, at, ...rest } as DissentEvent, redact);
+  const { type, at: happened, ...rest } = input;
+  return redactDeep({ type, at: happened ?? at, ...rest } as DissentEvent, redact);
 }
 
 /** A network call of an issue: it counts against its planning cycle's calls and dollars (a cache hit is free). */
