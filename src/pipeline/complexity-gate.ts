@@ -15,6 +15,13 @@ const TRIVIAL_LABELS = ["dissent-trivial", "dissent-typo", "dissent-docs-only"];
 /** Words that mark an issue as load-bearing whatever else it says. */
 const LOAD_BEARING =
   /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
+/**
+ * The keyword rule reads the first 8 KiB of the body (docs/limits.md): a markdown parser's worst case
+ * on hostile text grows faster than its length. What lies beyond is left to the model's answer, which
+ * is given the whole issue; the heuristic never routes trivial, so nothing past the bound is missed.
+ */
+export const KEYWORD_SCAN_CHARS = 8 * 1024;
+
 /** Labels first: a person's word beats any heuristic; load-bearing wins a tie. */
 export function gateByLabels(labels: readonly string[]): GateDecision | undefined {
   if (labels.includes("dissent-load-bearing")) return { route: "load_bearing", reason: "label dissent-load-bearing", source: "label" };
@@ -32,7 +39,7 @@ export function gateByLabels(labels: readonly string[]): GateDecision | undefine
 export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {
   for (const [where, markdown, inline] of [
     ["title", issue.title, true],
-    ["body", issue.body, false],
+    ["body", issue.body.slice(0, KEYWORD_SCAN_CHARS), false],
   ] as const) {
     const { text, prose } = issueProse(markdown, inline);
     const heavy = LOAD_BEARING.exec(prose);

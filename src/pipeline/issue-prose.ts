@@ -23,12 +23,26 @@ const IDENTIFIER = new RegExp(
     String.raw`[A-Z][a-z0-9]+[A-Z][\w$]*`, // PascalCase with an inner capital (`ApiClient`), never `OAuth` or `API`
     String.raw`[\w$]+\(\)`, // a call (`login()`)
   ]
-    .map((p) => `(?<![\\w$])(?:${p})`)
+    // A match starts only where a token starts (never inside `a-b-c…`), so every token is tried once: linear.
+    .map((p) => `(?<![\\w$@~./\\\\-])(?:${p})`)
     .join("|"),
   "g",
 );
 
 const blank = (s: string) => s.replace(/[^\n]/g, " ");
+
+/**
+ * What a markdown parser cannot read (marked overflows its stack on thousands of nested quotes), read
+ * plainly: fenced blocks, inline code, HTML comments and bare URLs blanked by linear patterns.
+ */
+function plainProse(text: string): IssueProse {
+  const prose = text
+    .replace(/^ {0,3}```[^\n]*\n[\s\S]*?(?:^ {0,3}```[^\n]*$|(?![\s\S]))/gm, blank)
+    .replace(/<!--[\s\S]*?(?:-->|(?![\s\S]))/g, blank)
+    .replace(/`[^`\n]*`/g, blank)
+    .replace(/(?:\b[a-z][\w+.-]*:\/\/|\bwww\.)\S+/gi, blank);
+  return { text, prose: prose.replace(IDENTIFIER, blank) };
+}
 
 /** Reads one markdown text (an issue title or body) into its prose. */
 export function issueProse(markdown: string, inline = false): IssueProse {
@@ -86,7 +100,13 @@ export function issueProse(markdown: string, inline = false): IssueProse {
         else if ("raw" in t && typeof t.raw === "string") put(t.raw, true);
     }
   };
-  walk(inline ? Lexer.lexInline(markdown, { gfm: true }) : Lexer.lex(markdown, { gfm: true }));
+  let tokens: Token[];
+  try {
+    tokens = inline ? Lexer.lexInline(markdown, { gfm: true }) : Lexer.lex(markdown, { gfm: true });
+  } catch {
+    return plainProse(markdown); // what the parser could not read is still read, without its structure
+  }
+  walk(tokens);
   return { text, prose: prose.replace(IDENTIFIER, blank) };
 }
 

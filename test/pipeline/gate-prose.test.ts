@@ -5,7 +5,7 @@
  * names the word, where it was and the sentence around it.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { gateByHeuristics } from "../../src/pipeline/complexity-gate.js";
+import { gateByHeuristics, KEYWORD_SCAN_CHARS } from "../../src/pipeline/complexity-gate.js";
 import { dissent, scratch } from "../support/cli.js";
 import { frontier, startRealisticDouble } from "../support/double/index.js";
 import { rolesConfig } from "../support/roles-config.js";
@@ -64,6 +64,22 @@ describe("keywords count only in prose", () => {
     const reason = gateByHeuristics({ title: "Flaky test", body: long })?.reason ?? "";
     expect(reason).toMatch(/^keyword 'race condition' in the body: "….{20,}race condition.{20,}…"$/);
     expect(reason.length).toBeLessThan(140);
+  });
+});
+
+describe("the keyword rule's bounds (docs/limits.md)", () => {
+  it("a body nested too deep for the markdown parser is still read: code and URLs blanked, prose counted", () => {
+    const deep = `${"> ".repeat(3000)}x\n\nSee \`api\` and https://example.com/refactor.\n\nThis leaks a password.`;
+    expect(gateByHeuristics({ title: "Quotes", body: deep })?.reason).toBe(`keyword 'password' in the body: "This leaks a password."`);
+    expect(gateByHeuristics({ title: "Quotes", body: deep.replace(" password", " nothing") })).toBeUndefined();
+  });
+
+  it(`the body is read up to ${KEYWORD_SCAN_CHARS} characters; a keyword past them is left to the model's answer`, () => {
+    const filler = "Words about the README wording. ".repeat(Math.ceil(KEYWORD_SCAN_CHARS / 32));
+    expect(gateByHeuristics({ title: "Docs", body: `${filler}\n\nThis is a security fix.` })).toBeUndefined();
+    expect(gateByHeuristics({ title: "Docs", body: `This is a security fix.\n\n${filler}` })?.reason).toBe(
+      `keyword 'security' in the body: "This is a security fix."`,
+    );
   });
 });
 
