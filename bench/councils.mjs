@@ -116,7 +116,7 @@ async function replayRealModel(bin, roles, support, label) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-councils-replay-${label}-`));
   const home = join(dir, "home");
   try {
-    writeFileSync(join(dir, "dissent.config.yaml"), config(server.url, roles));
+    writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(server.url, roles));
     const issue = run[0].blocks.find((b) => b.kind === "issue").text;
     const [heading, ...body] = issue.split("\n");
     const created = await runCli(

@@ -442,9 +442,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       if (mode !== "replay") requireKeys(config, env, PIPELINE_ROLES);
       await requirePrices(config, PIPELINE_ROLES);
       if (mode !== "replay") await prepareModels(PIPELINE_ROLES);
+      // Said by the pipeline when a council is about to run (a trivial issue runs none).
+      const councilWarnings: string[] = [];
       for (const stage of STAGES) {
         const same = sameModelWarning(config, stage.producer, stage.critics, `${stage.phase} stage`);
-        if (same) warn(same);
+        if (same) councilWarnings.push(same);
       }
       const { VERIFIER_ROLE } = await import("./adversarial/second-opinion.js");
       const second = verifierWarning(
@@ -452,7 +454,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         VERIFIER_ROLE,
         STAGES.filter((st) => st.critics.length >= 2).flatMap((st) => st.critics),
       );
-      if (second) warn(second);
+      if (second) councilWarnings.push(second);
       const s = await storeOf();
       const t = await trackerOf();
       const { projectFor, projectText } = await import("./prompting/project.js");
@@ -474,6 +476,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           project,
           knownGaps: knownGapsFor(config, s, warn),
           warn,
+          councilWarnings,
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),
           ...(hooks ? { onProgress: hooks.onProgress, onVote: hooks.onVote } : {}),
           ...(o.holder ? { holder: o.holder } : {}),

@@ -3,6 +3,7 @@ import { toStageRun } from "./contracts/concern.js";
 import { stateOf, TRANSIENT_LABELS } from "./contracts/labels.js";
 import { implementationOf } from "./read-models/implementation.js";
 import { concernLineage } from "./read-models/lineage.js";
+import { cycleSteps } from "./read-models/steps.js";
 import { currentCycleUsage, cycleTimelines } from "./read-models/timeline.js";
 import type { IssueDetail, IssuePage, IssueSummary, WikiEntryView, WikiUse } from "./read-models/types.js";
 import { usageOf } from "./read-models/usage.js";
@@ -63,6 +64,7 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
   const cycles = cycleTimelines(events, isRunning(issue.labels));
   // The cycle's dollars are null, never 0, when one of its network calls had no known price (docs/serve.md).
   const current = currentCycleUsage(cycles, cycle);
+  const lifetime = usageOf(cycles.flatMap((c) => [...c.calls, ...c.stages.flatMap((st) => st.rounds.flatMap((r) => r.calls))]));
   const detail: IssueDetail = {
     id: issue.id,
     title: issue.title,
@@ -80,7 +82,11 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
     addressed_concerns: state.addressed_concerns,
     stages: state.stage_history.filter((s) => s.cycle === cycle).map(toStageRun),
     calls: row?.calls ?? 0,
+    calls_cycle: row?.calls ?? 0,
+    calls_total: lifetime.calls,
     cost_usd: current.unpriced_calls > 0 ? null : (row?.cost_usd ?? 0),
+    cost_usd_total: lifetime.cost_usd,
+    steps: cycleSteps(cycles.find((c) => c.cycle === cycle)),
     input_tokens: current.input_tokens,
     output_tokens: current.output_tokens,
     cached_input_tokens: current.cached_input_tokens,

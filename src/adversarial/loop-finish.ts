@@ -109,7 +109,8 @@ function reviewGaps<A>(state: LoopState<A>, outcome: StageOutcome, env: FinishEn
 
 /**
  * A blocking concern the stage resolved: the producer revised the draft and the council did not raise
- * it again. The producer's own word on it, when it gave one, is the note.
+ * it again. The note says that — what the council did — never the producer's own words (they are in
+ * the draft's Decisions); the kind is the producer's, where it gave one that resolves.
  */
 function stageResolution<A>(state: LoopState<A>, id: string, blocked: { concern: Concern; round: number }, env: FinishEnv): NewEvent {
   const said = state.addressed
@@ -122,7 +123,7 @@ function stageResolution<A>(state: LoopState<A>, id: string, blocked: { concern:
     concern_id: id,
     fingerprint: blocked.concern.fingerprint,
     resolution_kind: kind,
-    note: said?.note || `revised after round ${blocked.round}; the council did not raise it against the final draft (round ${state.round})`,
+    note: `settled by council: no longer raised against the final draft (round ${state.round}); it blocked round ${blocked.round}`,
     resolved_by: "council",
     resolved_at: env.now(),
   };

@@ -4,6 +4,7 @@ import { onceEach } from "../models/sdk-warnings.js";
 import type { StoredEvent } from "../store/port.js";
 import { withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
+import { resolutionText } from "../contracts/resolution-text.js";
 import { severityText } from "../contracts/severity-text.js";
 
 function summary(e: DissentEvent): string {
@@ -27,7 +28,7 @@ function summary(e: DissentEvent): string {
     case "ConcernBlocked":
       return `${e.concern.id} ${severityText(e.concern)} blocked ${e.stage} round ${e.round}`;
     case "ConcernAddressed":
-      return `${e.resolution.concern_id} ${e.resolution.resolution_kind} by ${e.resolution.resolved_by}${e.resolution.settled === false ? " (claim)" : ""}`;
+      return `${e.resolution.concern_id} ${resolutionText(e.resolution)}`;
     case "LabelChanged":
       return `${[...e.added.map((l) => `+${l}`), ...e.removed.map((l) => `-${l}`)].join(" ")}`;
     case "IssuePlanFailed":

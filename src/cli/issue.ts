@@ -6,7 +6,9 @@ import { STAGES } from "../pipeline/stages.js";
 import { severityText } from "../contracts/severity-text.js";
 import { json, withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
-import { table } from "./table.js";
+import { costText, table } from "./table.js";
+import { emptyUsage, sumUsage } from "../read-models/usage.js";
+import type { StepRow } from "../read-models/types.js";
 
 /** `dissent issue new` — local tracker only. */
 export async function issueNew(opts: Common & { title: string; body?: string; bodyFile?: string; label: string[] }, io: Io): Promise<number> {
@@ -95,7 +97,7 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
         `labels: ${out.labels.join(", ") || "none"}`,
       ];
       if (out.body.trim()) lines.push("", safe(out.body.trim()));
-      if (out.stages.length) lines.push("", stageTable(out.stages).trimEnd());
+      if (out.steps.length) lines.push("", stepsTable(out.steps).trimEnd(), callsLine(out.calls_cycle, out.calls_total, out.cycle));
       if (out.plan) lines.push("", "## Plan", "", safe(out.plan.trim()));
       if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${safe(c)}`));
       lines.push("", concernList(out.pending_concerns));
@@ -124,30 +126,47 @@ export async function issueShow(id: string, opts: Common & { artifact?: string }
   );
 }
 
-const usd = (v: number | null) => (v === null ? "-" : v === 0 ? "$0" : `$${v < 0.01 ? v.toFixed(4) : v.toFixed(2)}`);
-
-function stageTable(stages: readonly StageRun[]): string {
+/**
+ * A cycle's steps — gate, stages, planner, reviewer — and their total, as `issue plan` and `issue show`
+ * both print them (docs/issue.md "Output"): every network call of the cycle in one row, so the total
+ * is the cycle's count.
+ */
+function stepsTable(steps: readonly StepRow[]): string {
+  const cell = (v: number | string | null) => (v === null ? "-" : String(v));
+  const secs = (ms: number | null) => (ms === null ? "-" : `${(ms / 1000).toFixed(1)}s`);
+  const total = steps.reduce((u, s) => sumUsage(u, s.usage), emptyUsage());
+  const time = steps.reduce((n, s) => n + (s.duration_ms ?? 0), 0);
   return table(
     ["phase", "stage", "rounds", "outcome", "raised", "forwarded", "calls", "cost", "time"],
-    stages.map((s) => [
-      s.phase,
-      s.stage,
-      String(s.rounds),
-      s.outcome,
-      String(s.concerns_raised),
-      String(s.concerns_forwarded),
-      String(s.calls),
-      usd(s.cost_usd),
-      `${(s.duration_ms / 1000).toFixed(1)}s`,
-    ]),
+    [
+      ...steps.map((s) => [
+        s.phase,
+        s.stage,
+        cell(s.rounds),
+        cell(s.outcome),
+        cell(s.concerns_raised),
+        cell(s.concerns_forwarded),
+        String(s.usage.calls),
+        costText(s.usage),
+        secs(s.duration_ms),
+      ]),
+      ["total", "", "", "", "", "", String(total.calls), costText(total), secs(time)],
+    ],
   );
 }
+
+/** What the total counts, said: this cycle's calls, and the issue's whole life when earlier cycles spent some. */
+const callsLine = (cycle: number, total: number, n: number) =>
+  `${cycle} network call${cycle === 1 ? "" : "s"} in cycle ${n}${total !== cycle ? `, ${total} over the issue's ${n} cycles` : ""}`;
 
 function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
   return [
     `pending concerns (${pending.length}):`,
-    ...pending.map((c) => `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}`),
+    ...pending.map(
+      (c) =>
+        `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}${c.evidence_stale ? " (its quote is from an earlier plan)" : ""}`,
+    ),
   ].join("\n");
 }
 
@@ -201,14 +220,13 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
       json(io, result);
       return 0;
     }
+    // The same table as `issue show`, read back from the store: the cycle's every call, an interrupted earlier run's included.
+    const shown = await d.issues.show(result.issue);
     const lines = [`issue ${result.issue}: ${result.route} (${safe(result.route_reason)})`];
-    if (result.stages.length) lines.push(stageTable(result.stages).trimEnd());
-    else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
-    const costs = result.stages.map((s) => s.cost_usd);
-    const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
-    lines.push(
-      `status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`,
-    );
+    if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
+    lines.push(stepsTable(shown.steps).trimEnd());
+    const ran = result.calls === shown.calls_cycle ? "" : ` (${result.calls} in this run)`;
+    lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${callsLine(shown.calls_cycle, shown.calls_total, shown.cycle)}${ran}`);
     lines.push(concernList(result.pending_concerns));
     lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);
     io.stdout(`${lines.join("\n")}\n`);

@@ -2,6 +2,7 @@ import type * as Levenshtein from "fastest-levenshtein";
 import { IMPLEMENT_ROLES } from "../implement/roles.js";
 import { PIPELINE_ROLES } from "../pipeline/stages.js";
 import { lazyRequire } from "../lazy-require.js";
+import { PRODUCER_ROLES, roleChain } from "../models/role-chain.js";
 
 /** The edit distance, loaded on the first misspelt route (it allocates a 256 KiB table at load). */
 const levenshtein: () => typeof Levenshtein = lazyRequire("fastest-levenshtein");
@@ -24,11 +25,11 @@ export const ROLE_TABLES: readonly (readonly string[])[] = [GATE_ROLES, PIPELINE
 /** Every role dissent calls a model for. */
 export const KNOWN_ROLES: ReadonlySet<string> = new Set(ROLE_TABLES.flat());
 
-/** What a route may be named: a role, a dotted prefix of one (`plan` covers `plan.builder`), or `default`. */
-export const ROUTE_NAMES: ReadonlySet<string> = new Set([
-  "default",
-  ...[...KNOWN_ROLES].flatMap((role) => role.split(".").map((_, i, parts) => parts.slice(0, i + 1).join("."))),
-]);
+/**
+ * What a route may be named: a name some role looks up — a role, a dotted prefix of a critic's name
+ * (`plan` covers `plan.builder`; a prefix never routes a producer), or `default`.
+ */
+export const ROUTE_NAMES: ReadonlySet<string> = new Set([...KNOWN_ROLES].flatMap((role) => roleChain(role)));
 
 /** The route name nearest to a misspelt one (by edit distance, case ignored). */
 export function nearestRouteName(name: string): string {
@@ -46,6 +47,10 @@ export function unknownRoute(routes: Record<string, unknown> | undefined): { nam
   return undefined;
 }
 
-/** The message for a route that names no role. */
-export const unknownRouteMessage = (u: { name: string; nearest: string }): string =>
-  `routes.${u.name} names no role: did you mean '${u.nearest}'? (the roles are listed in docs/configuration.md)`;
+/** The message for a route that names no role; a prefix of producers only says why it routes nothing. */
+export function unknownRouteMessage(u: { name: string; nearest: string }): string {
+  const producers = [...PRODUCER_ROLES].filter((p) => p.startsWith(`${u.name}.`));
+  if (producers.length)
+    return `routes.${u.name} routes no role: a prefix routes critics only, and ${producers.join(", ")} ${producers.length === 1 ? "is a producer" : "are producers"} — route ${producers.length === 1 ? "it" : "them"} by ${producers.length === 1 ? "its" : "their"} full name, or did you mean '${u.nearest}'? (the roles are listed in docs/configuration.md)`;
+  return `routes.${u.name} names no role: did you mean '${u.nearest}'? (the roles are listed in docs/configuration.md)`;
+}

@@ -60,6 +60,11 @@ export const Concern = lazySchema(() =>
     category: z.string(),
     concern: z.string(),
     evidence: z.string(),
+    /**
+     * Its evidence quotes an earlier draft: after a replan it is in none of the current artifacts
+     * (docs/issue.md "Replanning"). Shown so to the reviewer; a voice quoting the new draft re-grounds it.
+     */
+    evidence_stale: z.boolean().optional(),
     must_address_by: MustAddressBy,
     human_required: z.boolean(),
     fingerprint: z.string(),
@@ -91,6 +96,14 @@ export const ConcernResolution = lazySchema(() =>
   }),
 );
 export type ConcernResolution = z.infer<typeof ConcernResolution>;
+
+/**
+ * Whether a resolution is a claim that leaves its concern pending (docs/issue.md): a producer's word
+ * on a CRITICAL, HIGH or human_required concern (`settled: false`), and any deferral not made by a
+ * person — "later" answers nothing, so the concern stays pending and visible to the reviewer.
+ */
+export const isClaim = (r: Pick<ConcernResolution, "settled" | "resolution_kind" | "resolved_by">): boolean =>
+  r.settled === false || (r.resolution_kind === "deferred" && r.resolved_by !== "human");
 
 /** One item of a producer's or reviewer's `addressed` list. */
 export const AddressedItem = lazySchema(() =>

@@ -309,5 +309,8 @@ export type EventType = DissentEvent["type"];
 export type EventOf<T extends EventType> = Extract<DissentEvent, { type: T }>;
 export type ModelCallEvent = EventOf<"ModelCall">;
 
-/** An event as a producer hands it to the bus: `at` is stamped on append. */
-export type NewEvent = DissentEvent extends infer E ? (E extends DissentEvent ? Omit<E, "at"> : never) : never;
+/**
+ * An event as a producer hands it to the bus: `at` is stamped on append — unless the event already
+ * carries the time it happened (one buffered until its stage commits keeps the time it was emitted).
+ */
+export type NewEvent = DissentEvent extends infer E ? (E extends DissentEvent ? Omit<E, "at"> & { at?: string } : never) : never;

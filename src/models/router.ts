@@ -5,23 +5,10 @@ import { ConfigError } from "../errors.js";
 import { costUsd, type PriceSpec } from "./pricing.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
+import { roleChain } from "./role-chain.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
-/** Role chains already worked out: a process routes a handful of roles, on every call (bounded all the same). */
-const chains = new Map<string, readonly string[]>();
-const MAX_CHAINS = 256;
-
-/** `plan.builder` → [`plan.builder`, `plan`, `default`]: most specific first (docs/configuration.md). */
-export function roleChain(role: string): readonly string[] {
-  const known = chains.get(role);
-  if (known) return known;
-  const parts = role.split(".");
-  const chain: string[] = [];
-  for (let n = parts.length; n > 0; n--) chain.push(parts.slice(0, n).join("."));
-  if (role !== "default") chain.push("default");
-  if (chains.size < MAX_CHAINS) chains.set(role, Object.freeze(chain));
-  return chain;
-}
+export { PRODUCER_ROLES, roleChain } from "./role-chain.js";
 
 /** Splits "provider:model" at the first colon: the model may itself contain ':' (qwen3:8b). */
 export function parseTarget(spec: string): { provider: string; model: string } {

@@ -10,8 +10,8 @@ import { parseCriteria, parseProducer, renderCriteria } from "./roles.js";
 export interface ArtifactCodec<A> {
   /** What the artifact is: markdown, a list of criteria, a diff with its test result. */
   readonly kind: "markdown" | "criteria" | "diff";
-  /** The producer's reply as the artifact and the pending concerns it says it answered. */
-  read(role: string, answer: string, quotedFrom: readonly string[]): { artifact: A; addressed: AddressedItem[] };
+  /** The producer's reply as the artifact and the pending concerns it says it answered; `unclosedFence` when its json block was never closed (a producer fault). */
+  read(role: string, answer: string, quotedFrom: readonly string[]): { artifact: A; addressed: AddressedItem[]; unclosedFence?: true };
   /** The text critics review, quote and are grounded against. */
   render(artifact: A): string;
   /** The store's form of the artifact. */

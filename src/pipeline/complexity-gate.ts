@@ -1,6 +1,7 @@
 import { isFatal, messageOf } from "../errors.js";
 import { stripThink } from "../models/json.js";
 import type { TrackedIssue } from "../trackers/port.js";
+import { excerptAt, issueProse } from "./issue-prose.js";
 
 /** The ComplexityGate's decision, with its reason — recorded as a ComplexityGateRouted event. */
 export interface GateDecision {
@@ -14,6 +15,13 @@ const TRIVIAL_LABELS = ["dissent-trivial", "dissent-typo", "dissent-docs-only"];
 /** Words that mark an issue as load-bearing whatever else it says. */
 const LOAD_BEARING =
   /\b(security|vulnerab\w*|auth|authn|authz|authenticat\w*|authoriz\w*|oauth|login|permission\w*|password\w*|secret\w*|credential\w*|token\w*|encrypt\w*|migrat\w*|schema\w*|database\w*|concurren\w*|race condition|deadlock\w*|payment\w*|billing|invoice\w*|api|breaking|data loss|corrupt\w*|performance|latency|crash\w*|outage\w*|production|rollback\w*|privacy|gdpr|architecture|refactor\w*)\b/i;
+/**
+ * The keyword rule reads the first 8 KiB of the body (docs/limits.md): a markdown parser's worst case
+ * on hostile text grows faster than its length. What lies beyond is left to the model's answer, which
+ * is given the whole issue; the heuristic never routes trivial, so nothing past the bound is missed.
+ */
+export const KEYWORD_SCAN_CHARS = 8 * 1024;
+
 /** Labels first: a person's word beats any heuristic; load-bearing wins a tie. */
 export function gateByLabels(labels: readonly string[]): GateDecision | undefined {
   if (labels.includes("dissent-load-bearing")) return { route: "load_bearing", reason: "label dissent-load-bearing", source: "label" };
@@ -24,10 +32,23 @@ export function gateByLabels(labels: readonly string[]): GateDecision | undefine
 /**
  * Keyword heuristics (docs/issue.md): they may route to load_bearing, never to trivial — "Fix typo
  * in isAdmin check" changes behaviour. Only a label or the model's answer makes an issue trivial.
+ * A keyword counts only in prose — never inside a URL, a code span or block, or an identifier (a
+ * branch named `refactor-config` in a reproduction link, a variable named `api`) — and the reason
+ * names the word, where it was and the sentence around it.
  */
 export function gateByHeuristics(issue: Pick<TrackedIssue, "title" | "body">): GateDecision | undefined {
-  const heavy = LOAD_BEARING.exec(`${issue.title}\n${issue.body}`);
-  return heavy ? { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}'`, source: "heuristic" } : undefined;
+  for (const [where, markdown, inline] of [
+    ["title", issue.title, true],
+    ["body", issue.body.slice(0, KEYWORD_SCAN_CHARS), false],
+  ] as const) {
+    const { text, prose } = issueProse(markdown, inline);
+    const heavy = LOAD_BEARING.exec(prose);
+    if (heavy) {
+      const excerpt = excerptAt(text, heavy.index, heavy[0].length);
+      return { route: "load_bearing", reason: `keyword '${heavy[0].toLowerCase()}' in the ${where}: "${excerpt}"`, source: "heuristic" };
+    }
+  }
+  return undefined;
 }
 
 /**

@@ -13,10 +13,11 @@ import type { TrackedIssue, Tracker } from "../trackers/port.js";
 import { criteriaCodec } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
+import { producerFaults } from "./producer-faults.js";
 import { LabelSession } from "./label-session.js";
 import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import { openClaims, planOutcome, reviewPlan } from "./review.js";
+import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
 import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
 import { Meter } from "./meter.js";
@@ -54,6 +55,8 @@ export interface PlanIssueDeps {
   onVote?: (v: CriticVoteReport) => void;
   /** Warnings that must not stop the run (a critic that failed, a label that could not be removed). */
   warn?: (message: string) => void;
+  /** Said (through `warn`) only when a council is about to run: a model reviewing itself, a verifier on a critic's model. */
+  councilWarnings?: readonly string[];
   now?: () => string;
   /** Who holds the issue's lease while this runs (default: this process). */
   holder?: LeaseHolder;
@@ -130,11 +133,16 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     const criteria = (): string[] => (artifacts.acceptance_criteria ? criteriaCodec.decode(artifacts.acceptance_criteria) : []);
     // A replan of a merged issue shows its planner the gaps it shipped with, so they are not repeated.
     const shipped = shippedGapsText(await store.events({ issueId: id, types: ["ShippedWithKnownGap"] }));
+    // A replan's planner is shown its previous plan when the concerns it is given quote it (docs/issue.md "Replanning");
+    // otherwise its request stays the same bytes, and an unchanged replan is served from the cache.
+    const earlier = await previousPlan(store, id, cycle.number);
+    const quoted = earlier !== undefined && (await cycle.state()).pending_concerns.some((c) => c.must_address_by === "plan" && quotes(earlier, c));
     const context = (): RoleContext => ({
       issue,
       artifacts: { ...artifacts, ...(artifacts.acceptance_criteria ? { acceptance_criteria: renderCriteria(criteria()) } : {}) },
       ...(project ? { project } : {}),
       ...(shipped ? { shippedGaps: shipped } : {}),
+      ...(quoted ? { previousPlan: earlier } : {}),
     });
     // A concern a person resolved is settled: raised again (say, from the cache in a later cycle), it is not pending again.
     const humanResolved = new Set((await cycle.state()).addressed_concerns.filter((r) => r.resolved_by === "human").map((r) => r.fingerprint));
@@ -143,6 +151,8 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
 
     if (route.route === "load_bearing") {
       const finished = await cycle.finishedStages();
+      // A warning about the councils is said when one will run: never for a trivial issue, nor a cycle resumed at its reviewer.
+      if (STAGES.some((st) => !finished.has(st.stage))) for (const w of deps.councilWarnings ?? []) deps.warn?.(w);
       for (const [i, stage] of STAGES.entries()) {
         if (finished.has(stage.stage)) continue;
         await labels.hold(stage.label);
@@ -173,7 +183,9 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       if (budget.remaining() >= 2) {
         try {
           const reply = await door({ role: "planner" }, producerRequest("planner", "plan", context(), [], due));
-          const { artifact, addressed } = parseProducer("planner", reply.answer);
+          const parsed = parseProducer("planner", reply.answer);
+          for (const w of producerFaults("planner", `issue ${id}'s plan`, parsed, due)) deps.warn?.(w);
+          const { artifact, addressed } = parsed;
           const answered = resolutionEvents(id, due, addressed, { kind: "producer", role: "planner" }, now);
           await cycle.commitPlan(artifact, [...answered, ...carryEvents(id, due, answered, "review", "carried")].filter(keep));
           artifacts.plan = artifact;
@@ -203,6 +215,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       pending: before.pending_concerns,
       claims: openClaims(before),
       context: context(),
+      ...(earlier !== undefined ? { earlier } : {}),
       call: door,
       concernId: (fp, phase, role) => cycle.concernId(before.pending_concerns, fp, phase, role),
       now,
@@ -245,6 +258,15 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     await labels.release(deps.warn ?? (() => undefined));
     await lease.release().catch(() => undefined);
   }
+}
+
+/** The plan of the latest earlier cycle that made one (a cycle that ran out of budget made none). */
+async function previousPlan(store: Store, issueId: string, cycle: number): Promise<string | undefined> {
+  for (let n = cycle - 1; n >= 1; n--) {
+    const plan = await store.artifact(issueId, n, "plan");
+    if (plan !== undefined) return plan;
+  }
+  return undefined;
 }
 
 /** The issue fields every request is built from (exported for read models). */

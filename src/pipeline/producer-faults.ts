@@ -5,12 +5,13 @@ const DECISIONS = /^#{1,6}\s*Decisions\b/im;
 
 /**
  * What is wrong with a producer's reply that the loop should warn about (docs/issue.md): concern ids
- * it was never given, and — for a markdown artifact answering concerns — no `## Decisions` section.
+ * it was never given, a json block it never closed (read all the same), and — for a markdown
+ * artifact answering concerns — no `## Decisions` section.
  */
 export function producerFaults(
   role: string,
   where: string,
-  reply: { artifact: unknown; addressed: readonly AddressedItem[] },
+  reply: { artifact: unknown; addressed: readonly AddressedItem[]; unclosedFence?: boolean },
   given: readonly Concern[],
   /** Whether the artifact is markdown (only markdown answers concerns in a `## Decisions` section). */
   markdown = typeof reply.artifact === "string",
@@ -19,6 +20,10 @@ export function producerFaults(
   const known = new Set(given.map((c) => c.id));
   const unknown = [...new Set(reply.addressed.map((a) => a.concern_id).filter((id) => !known.has(id)))];
   if (unknown.length) out.push(`${role} named concern ids it was not given in ${where} (${unknown.join(", ")}): ignored`);
+  if (reply.unclosedFence) {
+    const n = reply.addressed.length;
+    out.push(`${role} never closed its json block in ${where}: read all the same (${n} addressed item${n === 1 ? "" : "s"}) and cut off the artifact`);
+  }
   if (given.length && markdown && typeof reply.artifact === "string" && !DECISIONS.test(reply.artifact)) {
     out.push(`${role} answered ${given.length} concern${given.length === 1 ? "" : "s"} in ${where} with no "## Decisions" section`);
   }

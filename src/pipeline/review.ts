@@ -1,6 +1,6 @@
 import { fingerprint } from "../adversarial/fingerprint.js";
 import { ground, groundingText } from "../adversarial/grounding.js";
-import { isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
+import { isClaim, isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallDoor } from "../models/call.js";
@@ -15,6 +15,8 @@ export interface ReviewInput {
   /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (docs/issue.md). */
   claims: readonly ConcernResolution[];
   context: RoleContext;
+  /** The plan of the issue's previous cycle: a pending concern quoting only it is shown as stale (docs/issue.md "Replanning"). */
+  earlier?: string;
   call: CallDoor;
   concernId: (fingerprint: string, phase: string, role: string) => string;
   now: () => string;
@@ -35,10 +37,13 @@ export interface ReviewOutcome {
  * is unusable rejects too: an unreviewed plan is never `ready`.
  */
 export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
-  const { issueId, pending, now } = input;
+  const { issueId, now } = input;
   // What the reviewer reviews: its serious findings must quote it, and a JSON value quoted from it is never the reply.
   const planTexts = [input.context.artifacts.plan ?? "", input.context.artifacts.acceptance_criteria ?? ""];
   const planText = groundingText(planTexts.join("\n\n"));
+  // After a replan, a concern whose quote is only in the previous plan is shown as stale, never as quoting this one.
+  const pending = input.earlier === undefined ? input.pending : markStale(input.pending, currentTexts(input.context), input.earlier);
+  const restamped = pending.filter((c, i) => c !== input.pending[i]);
   let ungrounded = 0;
   const concern = (c: { severity: Severity; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
     let severity = c.severity;
@@ -54,7 +59,11 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
     // The reviewer restating a pending concern keeps that concern's identity and lineage; it only
     // sends it back to the planner (when it rejects) — it does not become a new concern of its own.
     const known = pending.find((p) => p.fingerprint === fp);
-    if (known) return { ...known, must_address_by: blocks ? "plan" : known.must_address_by };
+    if (known) {
+      // A stale concern the reviewer quotes from this plan is grounded again: its new quote replaces the old.
+      const regrounded = known.evidence_stale && c.evidence && ground(planText, c.evidence).grounded ? { ...fresh(known), evidence: c.evidence } : known;
+      return { ...regrounded, must_address_by: blocks ? "plan" : known.must_address_by };
+    }
     return {
       id: input.concernId(fp, "review", "plan_reviewer"),
       phase: "review",
@@ -98,7 +107,41 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
     "review",
   );
   const reviewed: NewEvent[] = raised.map((c) => ({ type: "ConcernForwarded", issue_id: issueId, concern: c, reason: "review" }));
-  return { events: [...answered, ...reviewed, ...onward], rejected: raised.some((c) => c.must_address_by === "plan"), ungrounded };
+  // A concern newly marked stale (or grounded again) that nothing above records again is recorded as it now is.
+  const recorded = new Set([...fromReview, ...onward.flatMap((e) => (e.type === "ConcernForwarded" ? [e.concern.id] : []))]);
+  const settled = new Set(answered.flatMap((e) => (e.type === "ConcernAddressed" && !isClaim(e.resolution) ? [e.resolution.concern_id] : [])));
+  const marked: NewEvent[] = restamped
+    .filter((c) => !recorded.has(c.id) && !settled.has(c.id))
+    .map((c) => ({ type: "ConcernForwarded", issue_id: issueId, concern: c, reason: "review" }));
+  return { events: [...answered, ...reviewed, ...onward, ...marked], rejected: raised.some((c) => c.must_address_by === "plan"), ungrounded };
+}
+
+/** Everything a concern may quote now: the issue and every artifact of the current cycle. */
+const currentTexts = (ctx: RoleContext) => [issueText(ctx.issue), ...Object.values(ctx.artifacts).filter((t): t is string => typeof t === "string")];
+
+/** A concern without its stale mark. */
+const fresh = (c: Concern): Concern => {
+  const { evidence_stale: _stale, ...rest } = c;
+  return rest;
+};
+
+/** Whether a concern's evidence quotes `text` (grounded as a critic's quote is: docs/issue.md). */
+export function quotes(text: string, c: Pick<Concern, "evidence">): boolean {
+  return c.evidence.trim() !== "" && ground(groundingText(text), c.evidence).grounded;
+}
+
+/**
+ * After a replan (docs/issue.md "Replanning"): a concern whose evidence quotes the previous plan and
+ * none of the current texts is marked `evidence_stale`; one marked so whose quote is back in the
+ * current texts is unmarked. Every other concern is returned as it is (the same object).
+ */
+export function markStale(pending: readonly Concern[], current: readonly string[], earlier: string): Concern[] {
+  const now = groundingText(current.join("\n\n"));
+  return pending.map((c) => {
+    const grounded = c.evidence.trim() !== "" && ground(now, c.evidence).grounded;
+    if (c.evidence_stale) return grounded ? fresh(c) : c;
+    return !grounded && quotes(earlier, c) ? { ...c, evidence_stale: true } : c;
+  });
 }
 
 /**
@@ -115,5 +158,5 @@ export function planOutcome(state: AdversarialState, rejected: boolean): "ready"
 /** Producers' claims still awaiting confirmation: claims on concerns that are still pending. */
 export function openClaims(state: AdversarialState): ConcernResolution[] {
   const pending = new Set(state.pending_concerns.map((c) => c.id));
-  return state.addressed_concerns.filter((r) => r.settled === false && pending.has(r.concern_id));
+  return state.addressed_concerns.filter((r) => isClaim(r) && pending.has(r.concern_id));
 }

@@ -31,6 +31,8 @@ export interface RoleContext {
   project?: string;
   /** Gaps this issue shipped with in an earlier merge, as lines: the planner of a replan must not repeat them. */
   shippedGaps?: string;
+  /** The plan of the issue's previous cycle, when concerns the replanning planner is given quote it (docs/issue.md "Replanning"). */
+  previousPlan?: string;
 }
 
 /** Renders acceptance criteria as a markdown list. */
@@ -74,6 +76,7 @@ export const concernBrief = (c: Concern) => ({
   category: c.category,
   concern: c.concern,
   ...(c.evidence ? { evidence: c.evidence } : {}),
+  ...(c.evidence_stale ? { evidence_stale: true } : {}),
 });
 
 const json = (v: unknown) => JSON.stringify(v, null, 2);
@@ -127,6 +130,13 @@ export function producerRequest(
   const criteria = artifact === "acceptance_criteria";
   const voice = persona(role);
   const own = [voice.text];
+  // A replan's own memory, after the persona (the shared prefix is unchanged): the plan its concerns quote.
+  if (artifact === "plan" && ctx.previousPlan) {
+    own.push(
+      "This is a new planning cycle of the issue. Your plan of the previous cycle is below: the concerns you are given quote it. Write the new plan whole; do not refer to the previous one.",
+      dataBlock("previous_plan", ctx.previousPlan, "plan"),
+    );
+  }
   if (artifact === "plan" && ctx.shippedGaps) {
     own.push(
       "This issue was planned and merged before, and shipped with the known gaps below. The new plan must not repeat them: close each one, or say in the plan why it stays.",
@@ -177,6 +187,24 @@ function trailingFence(text: string): { body: string; start: number } | undefine
   return { body: text.slice(bodyStart + 1, end), start: open };
 }
 
+/**
+ * A fenced block opened at the end of a reply and never closed (a model that stopped inside its last
+ * block): its body and where its opening fence starts. Fences are paired from the top, so a closed
+ * block's closing fence is never taken for an opening one.
+ */
+function unclosedTrailingFence(text: string): { body: string; start: number } | undefined {
+  let open: { start: number; bodyStart: number; ticks: number; info: string } | undefined;
+  const fence = /^ {0,3}(`{3,})([^\n]*)$/gm;
+  for (let m = fence.exec(text); m; m = fence.exec(text)) {
+    const ticks = (m[1] ?? "").length;
+    const info = (m[2] ?? "").trim();
+    if (!open) open = { start: m.index, bodyStart: m.index + m[0].length + 1, ticks, info };
+    else if (ticks >= open.ticks && info === "") open = undefined;
+  }
+  if (!open || !/^(json)?$/i.test(open.info)) return undefined;
+  return { body: text.slice(open.bodyStart), start: open.start };
+}
+
 /** Parses a whole reply as one JSON object, repairing raw control characters; undefined when it is not one. */
 function wholeObject(text: string): Record<string, unknown> | undefined {
   let t = text.trim();
@@ -196,7 +224,7 @@ function wholeObject(text: string): Record<string, unknown> | undefined {
  * block that is cut off the artifact; or the whole-object form `{"artifact", "addressed"}`. A JSON
  * sample inside the markdown is part of the artifact, never the artifact.
  */
-export function parseProducer(role: string, answer: string): { artifact: string; addressed: AddressedItem[] } {
+export function parseProducer(role: string, answer: string): { artifact: string; addressed: AddressedItem[]; unclosedFence?: true } {
   const whole = wholeObject(answer);
   if (whole) {
     if (typeof whole.artifact === "string" && whole.artifact.trim()) return { artifact: whole.artifact.trim(), addressed: readAddressed(whole.addressed) };
@@ -211,6 +239,16 @@ export function parseProducer(role: string, answer: string): { artifact: string;
       addressed = readAddressed(block.addressed);
       artifact = artifact.slice(0, fence.start).trim();
     }
+  }
+  // The block a model never closed is still its claims, and never plan text; the loop warns of it (producer-faults.ts).
+  const unclosed = fence ? undefined : unclosedTrailingFence(artifact);
+  const body = unclosed?.body.trim() ?? "";
+  // Cut off mid-way, the object is closed by the repair (jsonrepair) before it is read.
+  const claims = body.startsWith("{") ? wholeObject(repairJson(body)) : undefined;
+  if (unclosed && claims && "addressed" in claims) {
+    artifact = artifact.slice(0, unclosed.start).trim();
+    if (!artifact) throw new ReplyFormatError(`${role} returned an empty artifact`);
+    return { artifact, addressed: readAddressed(claims.addressed), unclosedFence: true };
   }
   if (!artifact) throw new ReplyFormatError(`${role} returned an empty artifact`);
   return { artifact, addressed };
@@ -318,9 +356,13 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
     ...(shown.length ? [dataBlock("pending_concerns", json(shown.map(concernBrief)))] : []),
   ];
   if (minor.length > REVIEWER_MINOR_LIMIT) own.push(`(${minor.length - REVIEWER_MINOR_LIMIT} more MEDIUM or LOW concerns are not shown.)`);
+  if (shown.some((c) => c.evidence_stale))
+    own.push(
+      'A concern marked "evidence_stale" quotes an earlier plan: its quote is not in the plan under review. Judge it by what it says against this plan; if this plan still has the problem, quote this plan.',
+    );
   if (claims.length) {
     own.push(
-      'Producers claim the plan answers these CRITICAL or HIGH concerns; confirm a claim by listing the concern in "addressed" only if the plan really answers it:',
+      'Producers\' claims on pending concerns: that the plan answers a CRITICAL or HIGH one — confirm it by listing the concern in "addressed" only if the plan really answers it — or, as "deferred", that they left one for later: it stays pending unless this plan answers it.',
       dataBlock("claims", json(claims.map((c) => ({ concern_id: c.concern_id, resolution_kind: c.resolution_kind, note: c.note, by: c.resolved_by })))),
     );
   }

@@ -192,7 +192,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       issueId,
       cycle: deps.cycle.number,
       // The start of a stage is on the record at once (the dashboard shows the stage running); the rest lands with the commit.
-      emit: (e) => (e.type === "AdversarialStageStarted" ? starting(deps.append([e])) : void buffered.push(e)),
+      // A held-back event keeps the time it happened (a round-1 ConcernBlocked is stamped when round 1 is tallied).
+      emit: (e) => (e.type === "AdversarialStageStarted" ? starting(deps.append([e])) : void buffered.push({ ...e, at: e.at ?? deps.now() })),
       budget: deps.budget,
       reserve: deps.reserve,
       usage: () => deps.meter.since(mark),

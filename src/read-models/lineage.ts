@@ -1,4 +1,4 @@
-import type { AdversarialState, Concern } from "../contracts/concern.js";
+import { isClaim, type AdversarialState, type Concern } from "../contracts/concern.js";
 import type { ConcernLineage, ServedEvent, WikiUse } from "./types.js";
 
 /** What lineage needs of a wiki entry. */
@@ -79,7 +79,7 @@ export function concernLineage(
     } else if (e.type === "ConcernAddressed") {
       const r = e.resolution;
       const l = byId.get(r.concern_id) ?? byFingerprint.get(r.fingerprint);
-      l?.resolutions.push({ seq: e.seq, at: e.at, kind: r.resolution_kind, by: r.resolved_by, settled: r.settled !== false, note: r.note });
+      l?.resolutions.push({ seq: e.seq, at: e.at, kind: r.resolution_kind, by: r.resolved_by, settled: !isClaim(r), note: r.note });
     } else if (e.type === "ShippedWithKnownGap") {
       for (const c of e.concerns) of(c).shipped = { pr: e.pr, at: e.at, seq: e.seq };
     }

@@ -98,10 +98,18 @@ export interface IssueDetail {
   pending_concerns: Concern[];
   addressed_concerns: ConcernResolution[];
   stages: StageRun[];
-  /** Network calls of the current cycle. */
+  /** Network calls of the current cycle (`cycle`); the same as `calls_cycle`. */
   calls: number;
+  /** Network calls of the current cycle, said so (docs/issue.md). */
+  calls_cycle: number;
+  /** Network calls of the issue's whole life, every cycle counted (what `budget.max_calls_per_issue` counts). */
+  calls_total: number;
   /** Dollars of the current cycle's network calls; null when one of them had no known price. */
   cost_usd: number | null;
+  /** Dollars of every cycle's network calls; null when one of them had no known price. */
+  cost_usd_total: number | null;
+  /** The current cycle's steps — gate, stages, planner, reviewer — each with its calls (`issue show`'s table). */
+  steps: StepRow[];
   /** Tokens of the current cycle's network calls; of the input, those the provider's prompt cache read and wrote (docs/serve.md "Cost"). */
   input_tokens: number;
   output_tokens: number;
@@ -110,6 +118,24 @@ export interface IssueDetail {
   url?: string;
   /** The implement phase (docs/implement.md): branch, attempts, pull request or recorded review; null before it. */
   implementation: ImplementationView | null;
+}
+
+/**
+ * One step of a planning cycle as `issue plan` and `issue show` print it (docs/issue.md "Output"):
+ * the gate, a stage, a trivial issue's planner, the reviewer — or the cycle's total. `usage` is read
+ * from the step's ModelCall events (network calls, failed and interrupted ones included; cached ones
+ * apart, free); null where a field does not apply (a one-call step has no rounds).
+ */
+export interface StepRow {
+  phase: string;
+  stage: string;
+  rounds: number | null;
+  /** The StageRun's outcome, `interrupted` or `running` for a stage not finished, `failed`/`interrupted` for a call. */
+  outcome: string | null;
+  concerns_raised: number | null;
+  concerns_forwarded: number | null;
+  usage: Usage;
+  duration_ms: number | null;
 }
 
 /** One round of a stage: the calls made in it (producer first, then the critics in council order). */

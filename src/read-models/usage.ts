@@ -43,6 +43,24 @@ export function addCall(
   return u;
 }
 
+/** Two usages added: the usage of both sets of calls (dollars null once either had an unpriced call). */
+export function sumUsage(a: Usage, b: Usage): Usage {
+  const unpriced = a.unpriced_calls + b.unpriced_calls;
+  const known = roundUsd(a.known_usd + b.known_usd);
+  return {
+    calls: a.calls + b.calls,
+    cached_calls: a.cached_calls + b.cached_calls,
+    failed_calls: a.failed_calls + b.failed_calls,
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
+    cache_write_input_tokens: a.cache_write_input_tokens + b.cache_write_input_tokens,
+    known_usd: known,
+    unpriced_calls: unpriced,
+    cost_usd: unpriced > 0 ? null : known,
+  };
+}
+
 /** The usage of a list of calls. */
 export function usageOf(calls: readonly CallRow[]): Usage {
   return calls.reduce(addCall, emptyUsage());

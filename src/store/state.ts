@@ -1,4 +1,4 @@
-import type { AdversarialState } from "../contracts/concern.js";
+import { isClaim, type AdversarialState } from "../contracts/concern.js";
 import type { DissentEvent, ModelCallEvent, NewEvent } from "../contracts/events.js";
 import { redactDeep } from "../redact.js";
 
@@ -17,10 +17,14 @@ export const FOLDED: ReadonlySet<DissentEvent["type"]> = new Set([
   "ShippedWithKnownGap",
 ]);
 
-/** An event as every store appends it: stamped with `at` (keys in docs/issue.md's order: `type`, `at`, `issue_id`, …), then redacted. */
+/**
+ * An event as every store appends it: stamped with `at` — the store's clock, or the time the event
+ * carries when it was held back before its commit (a stage's buffered events) — keys in
+ * docs/issue.md's order (`type`, `at`, `issue_id`, …), then redacted.
+ */
 export function stampEvent(input: NewEvent, at: string, redact: (text: string) => string): DissentEvent {
-  const { type, ...rest } = input;
-  return redactDeep({ type, at, ...rest } as DissentEvent, redact);
+  const { type, at: happened, ...rest } = input;
+  return redactDeep({ type, at: happened ?? at, ...rest } as DissentEvent, redact);
 }
 
 /** A network call of an issue: it counts against its planning cycle's calls and dollars (a cache hit is free). */
@@ -45,10 +49,10 @@ export function reduce(state: AdversarialState, e: DissentEvent): AdversarialSta
       return { ...state, pending_concerns: pending };
     }
     case "ConcernAddressed":
-      // A claim (settled: false) is recorded, but the concern stays pending until confirmed (docs/issue.md).
+      // A claim (settled: false, or a model's deferral — in logs older than the flag too) is recorded, but the concern stays pending (docs/issue.md).
       return {
         ...state,
-        pending_concerns: e.resolution.settled === false ? state.pending_concerns : state.pending_concerns.filter((c) => c.id !== e.resolution.concern_id),
+        pending_concerns: isClaim(e.resolution) ? state.pending_concerns : state.pending_concerns.filter((c) => c.id !== e.resolution.concern_id),
         addressed_concerns: [...state.addressed_concerns, e.resolution],
       };
     case "ShippedWithKnownGap":

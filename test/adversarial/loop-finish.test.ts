@@ -48,7 +48,7 @@ function state(over: Partial<LoopState<string>> = {}): LoopState<string> {
 const reasons = (events: ReturnType<typeof finish>["events"]) => events.flatMap((e) => (e.type === "ConcernForwarded" ? [[e.concern.id, e.reason]] : []));
 
 describe("finish(state): the end of a stage as a pure function", () => {
-  it("converged: the last round's advice goes on as advisory; the concern that blocked round 1 is resolved by the council, with the producer's word as its note", () => {
+  it("converged: the last round's advice goes on as advisory; the concern that blocked round 1 is resolved by the council, its note saying what the council did (not the producer's word)", () => {
     const blocked = concern("B1");
     const s = state({
       outcome: "converged",
@@ -73,7 +73,7 @@ describe("finish(state): the end of a stage as a pure function", () => {
         concern_id: "B1",
         fingerprint: "fp-B1",
         resolution_kind: "addressed-in-test",
-        note: "step 4 now has a test",
+        note: "settled by council: no longer raised against the final draft (round 2); it blocked round 1",
         resolved_by: "council",
         resolved_at: NOW,
       },

@@ -328,7 +328,7 @@ describe("budget.max_calls_per_issue minimum (docs/issue.md)", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// 6. A producer's `deferred` on a CRITICAL is never accepted (unit level; the pipeline test is in test/pipeline)
+// 6. A `deferred` from a model settles nothing (issue 30; unit level; the pipeline tests are in test/pipeline)
 // ---------------------------------------------------------------------------------------------
 
 describe("resolutionEvents: `deferred` on a serious concern (docs/issue.md)", () => {
@@ -341,12 +341,16 @@ describe("resolutionEvents: `deferred` on a serious concern (docs/issue.md)", ()
       e.type === "ConcernAddressed" ? [[e.resolution.concern_id, e.resolution.settled ?? true]] : [],
     );
 
-  it("from a producer: refused for a CRITICAL and a human_required concern, settles a MEDIUM", () => {
-    expect(resolved({ kind: "producer", role: "planner" })).toEqual([["M1", true]]);
+  it("from a producer: a claim on each of the three (settled: false) — none leaves the pending list", () => {
+    expect(resolved({ kind: "producer", role: "planner" })).toEqual([
+      ["C1", false],
+      ["M1", false],
+      ["L1", false],
+    ]);
   });
 
-  it("from the plan reviewer: refused for a CRITICAL as well", () => {
-    expect(resolved({ kind: "reviewer" })).toEqual([["M1", true]]);
+  it("from the plan reviewer: not recorded at all (what it leaves pending goes on to implementation anyway)", () => {
+    expect(resolved({ kind: "reviewer" })).toEqual([]);
   });
 
   it("from a person: accepted for all three", () => {

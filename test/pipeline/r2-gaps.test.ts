@@ -126,7 +126,8 @@ describe("the plan reviewer's own findings must be grounded (docs/issue.md)", ()
 describe("producer claims: `deferred` on a CRITICAL (docs/issue.md)", () => {
   /**
    * The shape council raises a CRITICAL and a MEDIUM; the planner defers both; the reviewer
-   * confirms whatever claims it is shown, and answers `reviewerKind` for every pending concern it sees.
+   * confirms every claim it is shown that says the plan answers a concern (a deferral says it does
+   * not), and answers `reviewerKind` for every pending concern it sees.
    */
   const world = (reviewerKind: string | null) =>
     scriptedWorld((c) => {
@@ -140,7 +141,9 @@ describe("producer claims: `deferred` on a CRITICAL (docs/issue.md)", () => {
       }
       if (c.role === "plan_reviewer") {
         const blocks = readDataBlocks(c.prompt);
-        const claims = JSON.parse(blocks.find((b) => b.kind === "claims")?.text ?? "[]") as { concern_id: string }[];
+        const claims = (JSON.parse(blocks.find((b) => b.kind === "claims")?.text ?? "[]") as { concern_id: string; resolution_kind: string }[]).filter(
+          (x) => x.resolution_kind !== "deferred",
+        );
         const pending = JSON.parse(blocks.find((b) => b.kind === "pending_concerns")?.text ?? "[]") as { id: string }[];
         return JSON.stringify({
           findings: [],
@@ -153,20 +156,26 @@ describe("producer claims: `deferred` on a CRITICAL (docs/issue.md)", () => {
       return agreeable(c);
     });
 
-  it("a producer's `deferred` settles the MEDIUM but is never accepted for the CRITICAL: no claim is recorded or shown, and it stays pending", async () => {
+  it("a producer's `deferred` settles neither the MEDIUM nor the CRITICAL (issue 30): both are claims, both stay pending, the reviewer sees them", async () => {
     const w = await world(null);
     const id = await w.newIssue("Migrate sessions", "", LOAD_BEARING);
     const r = await w.plan(id);
     const critical = r.pending_concerns.find((c) => c.concern === "The shape has no rollback story");
+    const medium = r.pending_concerns.find((c) => c.concern === "The error message wording is unclear");
     expect(critical).toMatchObject({ severity: "CRITICAL" });
-    expect(r.pending_concerns.some((c) => c.concern === "The error message wording is unclear")).toBe(false);
+    expect(medium).toMatchObject({ severity: "MEDIUM" });
     const addressed = (await w.eventsOf(id)).flatMap((e) => (e.type === "ConcernAddressed" ? [e.resolution] : []));
-    expect(addressed.map((x) => [x.resolution_kind, x.resolved_by, x.settled ?? true])).toEqual([["deferred", "planner", true]]);
-    expect(addressed.some((x) => x.concern_id === critical?.id)).toBe(false);
-    // Nothing to confirm: the reviewer is shown no claims, but sees the CRITICAL as pending.
+    expect(addressed.map((x) => [x.concern_id, x.resolution_kind, x.resolved_by, x.settled ?? true]).sort()).toEqual(
+      [
+        [critical?.id, "deferred", "planner", false],
+        [medium?.id, "deferred", "planner", false],
+      ].sort(),
+    );
+    // The reviewer sees both pending, and the deferrals beside them as claims.
     const reviewer = readDataBlocks(w.callsOf("plan_reviewer")[0]?.prompt ?? "");
-    expect(reviewer.some((b) => b.kind === "claims")).toBe(false);
+    expect(reviewer.find((b) => b.kind === "claims")?.text).toContain('"resolution_kind": "deferred"');
     expect(reviewer.find((b) => b.kind === "pending_concerns")?.text).toContain(critical?.id);
+    expect(reviewer.find((b) => b.kind === "pending_concerns")?.text).toContain(medium?.id);
     expect(r.plan).not.toContain("```json");
   });
 

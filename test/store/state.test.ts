@@ -90,10 +90,11 @@ describe("AdversarialState: the fold of an issue's events", () => {
     expect(s.pending_concerns).toEqual([concern("A", { must_address_by: "implement", severity: "MEDIUM" }), concern("B")]);
   });
 
-  it("ConcernAddressed removes the concern from pending and records the resolution", () => {
-    const s = fold(forwarded("i1", concern("A")), forwarded("i1", concern("B")), addressed("i1", resolution("A", { resolution_kind: "deferred" })));
+  it("ConcernAddressed removes the concern from pending and records the resolution (a person's deferral settles)", () => {
+    const deferred = resolution("A", { resolution_kind: "deferred", resolved_by: "human" });
+    const s = fold(forwarded("i1", concern("A")), forwarded("i1", concern("B")), addressed("i1", deferred));
     expect(s.pending_concerns.map((c) => c.id)).toEqual(["B"]);
-    expect(s.addressed_concerns).toEqual([resolution("A", { resolution_kind: "deferred" })]);
+    expect(s.addressed_concerns).toEqual([deferred]);
   });
 
   it("a settled resolution (settled: true) removes the concern like one without the field", () => {

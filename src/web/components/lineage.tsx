@@ -1,4 +1,5 @@
 import { Fragment } from "preact";
+import { resolutionText } from "../../contracts/resolution-text.js";
 import { severityText } from "../../contracts/severity-text.js";
 import type { ConcernLineage } from "../../read-models/types.js";
 import { when } from "../format.js";
@@ -50,7 +51,13 @@ export function Lineage({ items }: { items: readonly ConcernLineage[] }) {
               <Fragment key={`r${r.seq}`}>
                 <Arrow />
                 <span class="step" data-step={r.settled ? "settled" : "claimed"} title={r.note}>
-                  {r.settled ? "settled" : "claimed"} by <b>{r.by}</b> ({r.kind})
+                  {r.by === "council" ? (
+                    resolutionText({ resolution_kind: r.kind, resolved_by: r.by })
+                  ) : (
+                    <>
+                      {r.settled ? "settled" : "claimed"} by <b>{r.by}</b> ({r.kind})
+                    </>
+                  )}
                 </span>
               </Fragment>
             ))}

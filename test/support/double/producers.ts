@@ -93,7 +93,9 @@ export function producerReply(ctx: Ctx, seen: Seen, role: string): string {
         ...(ctx.dice.on("rawNewlines") && d.addressed[0] ? { rawNewlineIn: d.addressed[0].note } : {}),
       },
     );
-    text += `\n\n## Decisions\n${d.decisions.join("\n")}\n\n\`\`\`json\n${json}\n\`\`\``;
+    // A model that stops inside its last block leaves the fence open (issue 30).
+    const close = ctx.dice.on("unclosedFence") ? "" : "\n```";
+    text += `\n\n## Decisions\n${d.decisions.join("\n")}\n\n\`\`\`json\n${json}${close}`;
   }
   const think = ctx.dice.on("think") ? thinkBlock(ctx.dice, ctx.seed, seen.key, `the ${d.input.stage} artifact for "${d.input.title}"`) : "";
   return think + text;

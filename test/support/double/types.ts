@@ -81,6 +81,8 @@ export interface Quirks {
   producerClaimsIgnored: Rate;
   /** Critics add an ungrounded CRITICAL "central premise is unvalidated"; shape.product_strategist a human_required LOW; the challenger an ungrounded concern. */
   overflag: Rate;
+  /** A producer's fenced `addressed` block is never closed: the reply ends inside it, as a real frontier model's did. */
+  unclosedFence: Rate;
   /** "Here is the revised answer:" before a revision. */
   revisionPreamble: Rate;
   /** One request at a time, the rest queued (a single local GPU). */
