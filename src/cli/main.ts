@@ -149,6 +149,9 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   common(github.command("comment").description("Handle the /dissent command of an issue_comment event payload (what the Action runs)."))
     .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
     .action(async (opts) => done(await (await import("./github.js")).githubComment(opts, io)));
+  common(github.command("closed").description("Record the merge of an issues event's issue, when a merged pull request closed it (what the Action runs)."))
+    .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
+    .action(async (opts) => done(await (await import("./github.js")).githubClosed(opts, io)));
 
   common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine."))
     .option("--force", "overwrite an existing dissent.config.yaml")
