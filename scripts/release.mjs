@@ -50,7 +50,7 @@ process.stdout.write(
   [
     `${name} ${version}: ${tarball} (${(packed.size / 1e6).toFixed(2)} MB, ${packed.entryCount} files)`,
     "",
-    "Install it in any folder, with nothing on a registry but dissent's own dependencies:",
+    "Install it in any folder (its dependencies come from npm; dissent itself from this file):",
     `  npm install ${tarball}`,
     "  ./node_modules/.bin/dissent --version",
     "Or on your PATH:",

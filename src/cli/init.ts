@@ -168,7 +168,7 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
   const found: InitFound = flags.baseUrl !== undefined ? await findServer(flags.baseUrl, flags.model) : detect(io.env, await probeOllama(ollamaUrl(io.env)));
   if (found.kind === "embedded" && !engineInstalled())
     throw new UsageError(
-      `found no models to write a config for: no Ollama at ${ollamaUrl(io.env)}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed (${addPart(OPT_IN_PARTS.engine)}); for a server of your own (vLLM, LM Studio, a gateway): dissent init --base-url URL [--model M]`,
+      `found no models to write a config for: no Ollama at ${ollamaUrl(io.env)}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: ${addPart(OPT_IN_PARTS.engine)}, or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]`,
     );
   const text = renderInitConfig(found);
   parseConfigText(text, shown); // what we write must load: a bug here fails before the file exists

@@ -373,7 +373,7 @@ describe("the in-process engine is one command away", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      `dissent: error: found no models to write a config for: no Ollama at ${ollama}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed (run ${add} (docs/local-engine.md#adding-the-engine)); for a server of your own (vLLM, LM Studio, a gateway): dissent init --base-url URL [--model M]\n`,
+      `dissent: error: found no models to write a config for: no Ollama at ${ollama}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: run ${add} (docs/local-engine.md#adding-the-engine), or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]\n`,
     );
     expect(existsSync(join(home, "dissent.config.yaml"))).toBe(false);
     // Once added, init writes the embedded pair.
