@@ -133,6 +133,8 @@ function install() {
 const WIKI = () => join(env.DISSENT_HOME, "wiki");
 const GIT_DIR = () => join(TEMP, "dissent-wiki.git");
 const RESTORED = () => join(TEMP, "dissent-wiki-restored.json");
+/** A wiki entry is read up to this size, as the store reads one. */
+const MAX_ENTRY_BYTES = 1024 * 1024;
 /** Entries live under wiki/ in the branch, beside a README for the people who browse it. */
 const BRANCH_DIR = "wiki";
 const README = `# dissent's wiki
@@ -192,6 +194,12 @@ function wikiRestore() {
   const entries = entriesOf(commit, r.gitEnv);
   mkdirSync(WIKI(), { recursive: true });
   for (const [name, blob] of Object.entries(entries)) {
+    // An entry is read up to 1 MiB, as the store reads one (docs/limits.md): a larger file stays in the branch, unread.
+    if (Number(git(["cat-file", "-s", blob], r.gitEnv).out) > MAX_ENTRY_BYTES) {
+      say(`wiki: skipping ${BRANCH_DIR}/${name} of ${branch}: over ${MAX_ENTRY_BYTES} bytes`);
+      delete entries[name];
+      continue;
+    }
     writeFileSync(join(WIKI(), name), git(["cat-file", "blob", blob], r.gitEnv).raw);
   }
   writeFileSync(RESTORED(), JSON.stringify({ branch, commit, entries }));
