@@ -68,13 +68,13 @@ function eventPayload() {
 }
 
 // ------------------------------------------------------------------ setup
-/** sha256 of the files under `dir` whose path passes `keep`, names included: what the build reads. */
-function treeHash(hash, dir, keep) {
+/** Adds every file under `dir`, name and bytes, in a fixed order, to `hash`: what the build reads. */
+function treeHash(hash, dir) {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
     const p = join(dir, e.name);
-    if (e.isDirectory()) treeHash(hash, p, keep);
-    else if (e.isFile() && keep(p))
+    if (e.isDirectory()) treeHash(hash, p);
+    else if (e.isFile())
       hash
         .update(`${relative(ACTION, p)}\0`)
         .update(readFileSync(p))
@@ -105,7 +105,7 @@ function setup() {
   const src = createHash("sha256");
   for (const f of ["package.json", "tsconfig.json", "tsconfig.build.json", "tsconfig.web.json"])
     if (existsSync(join(ACTION, f))) src.update(`${f}\0`).update(readFileSync(join(ACTION, f)));
-  for (const d of ["src", "scripts"]) treeHash(src, join(ACTION, d), () => true);
+  for (const d of ["src", "scripts"]) treeHash(src, join(ACTION, d));
   const node = process.versions.node.split(".")[0];
   output({ command, issue, "deps-key": `node${node}-${lock}-${src.digest("hex").slice(0, 16)}` });
 }

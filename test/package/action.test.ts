@@ -478,6 +478,31 @@ describe("the Action, run as GitHub's runner runs it, from its own folder, again
     expect(wikiFiles()).toEqual(expect.arrayContaining(["wiki/gap-from-this-run.md", "wiki/gap-from-another-run.md"]));
   });
 
+  it("the install cache's key follows the lockfile: the same lockfile the same key, a changed one another", () => {
+    const setup = steps.find((s) => s.id === "setup");
+    const key = () => {
+      const out = join(work, `setup-out-${Math.random()}`);
+      writeFileSync(out, "");
+      const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", setup?.run ?? ""], {
+        env: { ...env, ACTION_PATH: actionDir, INPUT_COMMAND: "plan", INPUT_ISSUE: "12", GITHUB_EVENT_NAME: "issues", GITHUB_OUTPUT: out },
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return /^deps-key=(.+)$/m.exec(readFileSync(out, "utf8"))?.[1];
+    };
+    const lockfile = join(actionDir, "package-lock.json");
+    const original = readFileSync(lockfile, "utf8");
+    const first = key();
+    expect(first).toMatch(new RegExp(`^node${process.versions.node.split(".")[0]}-[0-9a-f]{16}-[0-9a-f]{16}$`));
+    expect(key()).toBe(first);
+    try {
+      writeFileSync(lockfile, original.replace('"lockfileVersion": 3', '"lockfileVersion": 3 '));
+      expect(key()).not.toBe(first);
+    } finally {
+      writeFileSync(lockfile, original);
+    }
+  });
+
   it("on a cache miss it installs and builds in its own folder from its lockfile, then drops the build tools", () => {
     writeFileSync(npmLog, "");
     const install = steps.find((s) => s.id === "install");
