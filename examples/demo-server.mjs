@@ -68,26 +68,56 @@ function answer(model, messages) {
   }
 }
 
+/** The models it answers as (GET /v1/models lists them, as an OpenAI-compatible server does). */
+const MODELS = [
+  "default",
+  "executor",
+  "challenger",
+  "complexity_gate",
+  "discover.brief",
+  "shape.writer",
+  "planner",
+  "plan.tester",
+  "plan.risk_skeptic",
+  "spec.ac_generator",
+  "verifier",
+];
+/** A request body is read up to this size; a larger one is refused (413). */
+const MAX_BODY = 8 * 1024 * 1024;
+
+const send = (res, status, value) => {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+};
+
 const server = createServer(async (req, res) => {
-  let body = "";
-  for await (const chunk of req) body += chunk;
-  if (!req.url?.endsWith("/chat/completions")) {
-    res.writeHead(404, { "content-type": "application/json" });
-    return res.end(JSON.stringify({ error: { message: "only /v1/chat/completions is served" } }));
+  if (req.method === "GET" && req.url?.endsWith("/v1/models")) {
+    return send(res, 200, { object: "list", data: MODELS.map((id) => ({ id, object: "model", created: 0, owned_by: "demo" })) });
   }
-  const { model, messages } = JSON.parse(body);
+  if (!req.url?.endsWith("/chat/completions")) return send(res, 404, { error: { message: "only /v1/chat/completions and /v1/models are served" } });
+  let body = "";
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > MAX_BODY) return send(res, 413, { error: { message: `request body over ${MAX_BODY} bytes` } });
+  }
+  let request;
+  try {
+    request = JSON.parse(body);
+  } catch {
+    return send(res, 400, { error: { message: "the request body is not JSON" } });
+  }
+  const { model, messages = [] } = request;
   const content = answer(model, messages);
-  res.writeHead(200, { "content-type": "application/json" });
-  res.end(
-    JSON.stringify({
-      id: "demo",
-      object: "chat.completion",
-      created: 0,
-      model,
-      choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
-      usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: 0 },
-    }),
-  );
+  send(res, 200, {
+    id: "demo",
+    object: "chat.completion",
+    created: 0,
+    model,
+    choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+    usage: { prompt_tokens: Math.ceil(body.length / 4), completion_tokens: Math.ceil(content.length / 4), total_tokens: 0 },
+  });
 });
-const port = Number(process.env.PORT ?? 8787);
-server.listen(port, "127.0.0.1", () => console.error(`demo model server on http://127.0.0.1:${port}/v1 (Ctrl-C to stop)`));
+// PORT=0 takes any free port; the line below names the one it got.
+server.listen(Number(process.env.PORT ?? 8787), "127.0.0.1", () =>
+  console.error(`demo model server on http://127.0.0.1:${server.address().port}/v1 (Ctrl-C to stop)`),
+);

@@ -4,7 +4,7 @@ import { ConfigError } from "./errors.js";
 import { optionalDependencies, packageRoot, peerRange } from "./package-root.js";
 
 /**
- * The parts of dissent a default `npm install dissent` leaves out (ADR-024): each is heavy for
+ * The parts of dissent a default install leaves out (ADR-024): each is heavy for
  * what most users need, is declared as an optional peer dependency in package.json (with the
  * version dissent is tested with), and is one npm command away. A command that needs one says that
  * command, never an internal error.
@@ -56,20 +56,24 @@ function testedVersion(name: string): string {
   return floor;
 }
 
-/** True when dissent is installed in npm's default global folder (`npm install -g dissent`). */
+/** True when dissent is installed in npm's default global folder (`npm install -g` of it). */
 function isGlobal(site: InstallSite): boolean {
   const { dirname, join } = site.platform === "win32" ? win32 : posix;
   const globalRoot = site.platform === "win32" ? join(dirname(site.execPath), "node_modules") : join(dirname(dirname(site.execPath)), "lib", "node_modules");
   return site.root === join(globalRoot, "dissent");
 }
 
+/** A path as one shell word (single-quoted when it holds anything but the safe characters). */
+const shellWord = (s: string) => (/^[\w@%+=:,./\\-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
 /**
  * The one command that adds a part where this dissent runs: `npm install -g …` beside a global
- * dissent, `npx -p dissent -p …` for one run through npx, else `npm install …` in the project.
+ * dissent, `npx -p <this dissent's folder> -p …` for one run through npx (the folder, never the
+ * name `dissent`, which would be fetched from the registry), else `npm install …` in the project.
  */
 export function installCommand(part: OptInPart, site: InstallSite = here()): string {
   const specs = part.packages.map((name) => `${name}@${testedVersion(name)}`);
-  if (/[\\/]_npx[\\/]/.test(site.root)) return `npx ${["dissent", ...specs].map((s) => `-p ${s}`).join(" ")} dissent …`;
+  if (/[\\/]_npx[\\/]/.test(site.root)) return `npx ${[shellWord(site.root), ...specs].map((s) => `-p ${s}`).join(" ")} dissent …`;
   return `npm install ${isGlobal(site) ? "-g " : ""}${specs.join(" ")}`;
 }
 

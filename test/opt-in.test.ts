@@ -31,9 +31,11 @@ describe("the command that adds an opt-in part", () => {
     ).toMatch(/^npm install -g node-llama-cpp@/);
   });
 
-  it("through npx: npx with both packages", () => {
+  it("through npx: npx with this dissent's own folder and the part, never the name dissent (which would come from the registry)", () => {
     const site = { root: "/home/me/.npm/_npx/4f2a9c/node_modules/dissent", execPath: "/usr/bin/node", platform: "linux" as const };
-    expect(installCommand(OPT_IN_PARTS.engine, site)).toBe(`npx -p dissent -p ${ENGINE} dissent …`);
+    expect(installCommand(OPT_IN_PARTS.engine, site)).toBe(`npx -p /home/me/.npm/_npx/4f2a9c/node_modules/dissent -p ${ENGINE} dissent …`);
+    const spaced = { ...site, root: "/home/Jo Doe/.npm/_npx/4f2a9c/node_modules/dissent" };
+    expect(installCommand(OPT_IN_PARTS.engine, spaced)).toBe(`npx -p '/home/Jo Doe/.npm/_npx/4f2a9c/node_modules/dissent' -p ${ENGINE} dissent …`);
   });
 
   it("a checkout (no node_modules above it): npm install", () => {

@@ -49,7 +49,11 @@ function networkCode(e: unknown, depth = 0): string | undefined {
 }
 
 /** GET a JSON listing, read no further than `limit` bytes (max_reply_bytes); its status, or the reason nothing answered. */
-async function getJson(url: string, headers: Record<string, string>, limit: number): Promise<{ status: number; body: unknown } | { unreachable: string }> {
+export async function getJson(
+  url: string,
+  headers: Record<string, string>,
+  limit: number,
+): Promise<{ status: number; body: unknown } | { unreachable: string }> {
   try {
     const res = await fetch(url, { headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
     let text: string;
@@ -73,7 +77,7 @@ async function getJson(url: string, headers: Record<string, string>, limit: numb
 }
 
 /** Model ids in an OpenAI-style (`data[].id`) or Ollama-style (`models[].name`) listing. */
-function modelIds(body: unknown): string[] | undefined {
+export function modelIds(body: unknown): string[] | undefined {
   const data = (body as { data?: unknown })?.data;
   if (Array.isArray(data)) return data.flatMap((m) => (typeof (m as { id?: unknown }).id === "string" ? [(m as { id: string }).id] : []));
   const models = (body as { models?: unknown })?.models;

@@ -8,6 +8,7 @@ import {
   JUDGE_ROUTES,
   OLLAMA_MODELS,
   ollamaUrl,
+  pairRoutes,
   pickOllamaModels,
   probeOllama,
   type Found,
@@ -16,18 +17,36 @@ import { parseConfigText } from "../config/load.js";
 import { UsageError } from "../errors.js";
 import { addPart, engineInstalled, installCommand, OPT_IN_PARTS } from "../opt-in.js";
 import { writeNoFollow } from "../files/write.js";
+import type { ProviderConfig, RouteConfig } from "../contracts/config.js";
 import { json, type Common } from "./common.js";
-import type { Io } from "./io.js";
+import { findServer, type ServerFound } from "./init-server.js";
+import { safe, type Io } from "./io.js";
 
 export interface InitFlags extends Common {
   force?: boolean;
+  /** An OpenAI-compatible server of the user's own (vLLM, LM Studio, a gateway). */
+  baseUrl?: string;
+  /** Its model for drafting (with --base-url). */
+  model?: string;
 }
+
+/** What init writes a config for: what the detection found, or the server named by --base-url. */
+export type InitFound = Found | ServerFound;
+
+/** The provider name init gives the server of --base-url. */
+const SERVER = "local";
 
 const q = (s: string) => JSON.stringify(s); // a JSON string is a YAML double-quoted scalar
 
 /** What was found, in one line (the file's header and the command's output). */
-export function foundLine(found: Found): string {
+export function foundLine(found: InitFound): string {
   switch (found.kind) {
+    case "server": {
+      const served = found.models
+        ? `${found.models.length} model${found.models.length === 1 ? "" : "s"} served`
+        : `not reached: ${found.unreached ?? "no answer"}; the model is not checked`;
+      return `the OpenAI-compatible server at ${found.url} (${served}): drafting ${found.executor}, judging ${found.challenger}`;
+    }
     case "ollama": {
       const { executor, challenger } = pickOllamaModels(found.models);
       const pulled = found.models.length ? `${found.models.length} model${found.models.length === 1 ? "" : "s"} pulled` : "no models pulled yet";
@@ -42,8 +61,20 @@ export function foundLine(found: Found): string {
   }
 }
 
-function providerLines(found: Found): string[] {
+function providerLines(found: InitFound): string[] {
   switch (found.kind) {
+    case "server":
+      return [
+        "  # An OpenAI-compatible server (vLLM, LM Studio, llama.cpp's server, a gateway), from `dissent init --base-url`.",
+        "  # If it needs a key: api_key_env: NAME (the variable that holds it); never write the key here.",
+        `  ${SERVER}: { type: openai-compatible, base_url: ${q(found.url)} }`,
+        ...(found.challenger === found.executor
+          ? [
+              `  # It serves one model family: ${found.executor} drafts and judges itself, which is weak dissent.`,
+              "  # Serve a second model of another family (or add a provider for one) and route the judges to it.",
+            ]
+          : []),
+      ];
     case "ollama":
       return [
         "  # Ollama's OpenAI-compatible API. One local GPU serves one request at a time best.",
@@ -70,9 +101,18 @@ function providerLines(found: Found): string[] {
   }
 }
 
+/** The providers and routes init writes for what it found. */
+export function initDefaults(found: InitFound): { providers: Record<string, ProviderConfig>; routes: Record<string, RouteConfig> } {
+  if (found.kind !== "server") return defaultsFor(found);
+  return {
+    providers: { [SERVER]: { type: "openai-compatible", base_url: found.url } },
+    routes: pairRoutes(`${SERVER}:${found.executor}`, `${SERVER}:${found.challenger}`),
+  };
+}
+
 /** The commented dissent.config.yaml for what was found (docs/configuration.md, §11). */
-export function renderInitConfig(found: Found): string {
-  const { routes } = defaultsFor(found);
+export function renderInitConfig(found: InitFound): string {
+  const { routes } = initDefaults(found);
   const width = Math.max(...Object.keys(routes).map((r) => r.length)) + 1;
   const comment: Record<string, string> = {
     default: "executor, producers, complexity gate, verifier (second opinions)",
@@ -112,13 +152,24 @@ export function renderInitConfig(found: Found): string {
   ].join("\n");
 }
 
-/** `dissent init [--force]`: writes a commented dissent.config.yaml for what it finds (docs/local-engine.md). */
+/**
+ * `dissent init [--force] [--base-url URL [--model M]]`: writes a commented dissent.config.yaml for
+ * what it finds, or for the server named (docs/local-engine.md#dissent-init). With nothing found and
+ * the in-process engine not installed it writes nothing: a config for an engine that is not there
+ * would fail its first command; the one line says what to install or what to name instead.
+ */
 export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
+  if (flags.model !== undefined && flags.baseUrl === undefined)
+    throw new UsageError("--model needs --base-url: it names a model of that server (for Ollama and the APIs, init picks the models)");
   const path = resolve(io.cwd, flags.config ?? "dissent.config.yaml");
   const rel = relative(io.cwd, path);
   const shown = rel && !rel.startsWith("..") && !isAbsolute(rel) ? rel : path;
   if (existsSync(path) && !flags.force) throw new UsageError(`${shown} already exists: dissent init --force replaces it`);
-  const found = detect(io.env, await probeOllama(ollamaUrl(io.env)));
+  const found: InitFound = flags.baseUrl !== undefined ? await findServer(flags.baseUrl, flags.model) : detect(io.env, await probeOllama(ollamaUrl(io.env)));
+  if (found.kind === "embedded" && !engineInstalled())
+    throw new UsageError(
+      `found no models to write a config for: no Ollama at ${ollamaUrl(io.env)}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: ${addPart(OPT_IN_PARTS.engine)}, or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]`,
+    );
   const text = renderInitConfig(found);
   parseConfigText(text, shown); // what we write must load: a bug here fails before the file exists
   // Never through a link planted at the path, never into a folder that is not there: one usage line naming it.
@@ -128,14 +179,15 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
       `${shown} ${wrote.reason}${wrote.reason === "already exists" ? ": dissent init --force replaces it" : ""}${flags.config ? " (--config)" : ""}`,
     );
   if (flags.json) {
-    const { providers, routes } = defaultsFor(found);
+    const { providers, routes } = initDefaults(found);
     const engine = found.kind === "embedded" ? { engine: { installed: engineInstalled(), install: installCommand(OPT_IN_PARTS.engine) } } : {};
-    json(io, { path, found: found.kind, providers, routes, ...engine });
+    const server = found.kind === "server" ? { server: { url: found.url, models: found.models ?? null, reached: found.models !== undefined } } : {};
+    json(io, { path, found: found.kind, providers, routes, ...engine, ...server });
   } else {
-    io.stdout(`wrote ${shown}: ${foundLine(found)}\n`);
-    // The embedded models need the engine, which a default install leaves out (ADR-024): the one command first.
-    if (found.kind === "embedded" && !engineInstalled()) io.stdout(`the engine is not installed yet: ${addPart(OPT_IN_PARTS.engine)}\n`);
-    io.stdout("check it with: dissent doctor\n");
+    io.stdout(`wrote ${shown}: ${safe(foundLine(found))}\n`);
+    if (found.kind === "server" && found.challenger === found.executor)
+      io.stdout(`warning: ${safe(found.executor)} drafts and judges itself (the server serves one model family): a model reviewing itself is weak dissent\n`);
+    io.stdout(`check it with: dissent doctor${found.kind === "server" && !found.models ? " (once the server is up)" : ""}\n`);
   }
   return 0;
 }

@@ -217,7 +217,10 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
       status.clear();
     }
     if (opts.json) {
-      json(io, result);
+      // On GitHub the plan is a comment: its address is part of the answer (the Action's plan-url output).
+      const tracker = await d.tracker();
+      const { isGithubTracker } = await import("../trackers/github.js");
+      json(io, isGithubTracker(tracker) ? { ...result, plan_url: await tracker.planUrl(result.issue) } : result);
       return 0;
     }
     // The same table as `issue show`, read back from the store: the cycle's every call, an interrupted earlier run's included.

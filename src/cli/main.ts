@@ -149,9 +149,14 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   common(github.command("comment").description("Handle the /dissent command of an issue_comment event payload (what the Action runs)."))
     .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
     .action(async (opts) => done(await (await import("./github.js")).githubComment(opts, io)));
+  common(github.command("closed").description("Record the merge of an issues event's issue, when a merged pull request closed it (what the Action runs)."))
+    .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")
+    .action(async (opts) => done(await (await import("./github.js")).githubClosed(opts, io)));
 
   common(program.command("init").description("Write a commented dissent.config.yaml for the models found on this machine."))
     .option("--force", "overwrite an existing dissent.config.yaml")
+    .option("--base-url <url>", "an OpenAI-compatible server of your own (vLLM, LM Studio, a gateway): its models are listed when it answers")
+    .option("--model <name>", "with --base-url: the server's model that drafts (a judge of another family is picked from what it serves)")
     .action(async (opts) => done(await (await import("./init.js")).initCommand(opts, io)));
   common(program.command("doctor").description("Check every route: reachable, key, model present, JSON mode; exit 1 if any fails.")).action(async (opts) =>
     done(await (await import("./doctor.js")).doctorCommand(opts, io)),

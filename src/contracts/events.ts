@@ -276,7 +276,7 @@ export const CommentCommandHandled = lazySchema(() =>
     comment_id: z.number().int(),
     user: z.string(),
     command: z.string(),
-    outcome: z.enum(["done", "refused", "failed"]),
+    outcome: z.enum(["done", "refused", "failed", "unknown"]),
     detail: z.string().optional(),
   }),
 );

@@ -1,4 +1,9 @@
+import type * as Levenshtein from "fastest-levenshtein";
 import { RESOLUTION_KINDS, type ResolutionKind } from "../contracts/concern.js";
+import { lazyRequire } from "../lazy-require.js";
+
+/** The edit distance, loaded on the first mistyped command. */
+const levenshtein: () => typeof Levenshtein = lazyRequire("fastest-levenshtein");
 
 /**
  * A `/dissent` comment command (docs/github-action.md), as read from an issue comment. Only a line
@@ -91,4 +96,34 @@ export function commandText(c: CommentCommand): string {
     default:
       return `/dissent ${c.name}`;
   }
+}
+
+/** The command words, as a maintainer writes them. */
+export const COMMAND_WORDS = ["plan", "replan", "trivial", "load-bearing", "resolve", "implement"] as const;
+
+/** How `resolve` is written, for a reply that cannot guess the rest. */
+const RESOLVE_USAGE = "/dissent resolve CONCERN-ID fixed|accepted|rejected [note]";
+
+/** The word of `words` nearest to `word` when it is near enough to be a typo of it: two edits at most (one for a word under four letters), `paln` → `plan`. */
+function nearest(word: string, words: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  if (!lower) return undefined;
+  const best = levenshtein().closest(lower, [...words]);
+  return levenshtein().distance(lower, best) <= (best.length >= 4 ? 2 : 1) ? best : undefined;
+}
+
+/**
+ * The command a mistyped one most likely meant (docs/github-action.md "A mistyped command"):
+ * `/dissent paln` → `/dissent plan`, `/dissent resolve C-3 fixd` → `/dissent resolve C-3 fixed`; the
+ * usage of `resolve` when its concern or word is missing; undefined when nothing is near.
+ */
+export function suggestCommand(text: string): string | undefined {
+  const [name = "", ...rest] = text.split(/\s+/).filter(Boolean);
+  const word = nearest(name, COMMAND_WORDS);
+  if (!word) return undefined;
+  if (word !== "resolve") return `/dissent ${word}`;
+  const [concern, said, ...note] = rest;
+  const kind = said === undefined ? undefined : nearest(said, Object.keys(RESOLVE_WORDS));
+  if (!concern || !kind) return RESOLVE_USAGE;
+  return ["/dissent resolve", concern, kind, ...note].join(" ").slice(0, 200);
 }

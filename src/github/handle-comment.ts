@@ -2,13 +2,17 @@ import type { Dissent } from "../dissent.js";
 import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
 import { type GithubTracker, isGithubTracker } from "../trackers/github.js";
 import { MAY_COMMAND } from "../trackers/github/commands.js";
-import { type CommentCommand, commandText, parseCommentCommand } from "./comment-command.js";
+import { type CommentCommand, commandText, parseCommentCommand, suggestCommand } from "./comment-command.js";
 import type { IssueCommentEvent } from "./event.js";
 
 /** What handling one comment came to (docs/github-action.md). */
 export interface CommentOutcome {
-  /** `done`, `refused` (no write permission), `failed` (the command could not run), `ignored` (not a command), `duplicate` (handled before). */
-  status: "done" | "refused" | "failed" | "ignored" | "duplicate";
+  /**
+   * `done`, `refused` (no write permission), `failed` (the command could not run), `unknown` (a
+   * mistyped command: answered with the nearest one, nothing run), `ignored` (not a command),
+   * `duplicate` (handled before).
+   */
+  status: "done" | "refused" | "failed" | "unknown" | "ignored" | "duplicate";
   issue: string;
   comment_id: number;
   command: string | null;
@@ -22,6 +26,13 @@ export interface CommentOutcome {
 type Runner = (c: CommentCommand, ctx: { d: Dissent; tracker: GithubTracker; id: string; login: string }) => Promise<string>;
 
 const USAGE = "commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement";
+
+/** The answer to a mistyped command: what was not understood, the nearest command, every command. */
+function unknownAnswer(login: string, c: Extract<CommentCommand, { name: "unknown" }>): string {
+  const near = suggestCommand(c.text);
+  const said = c.text ? `\`${commandText(c)}\` is not a command dissent knows` : "`/dissent` needs a command";
+  return `@${login}: ${said}${near ? `; did you mean \`${near}\`?` : "."} Nothing was run (${USAGE}).`;
+}
 
 /** The command's work, through the library (the same pipeline, store and tracker as the CLI). */
 const runCommand: Runner = async (c, { d, tracker, id, login }) => {
@@ -51,7 +62,7 @@ const runCommand: Runner = async (c, { d, tracker, id, login }) => {
       const where = r.pull_request.url ?? `branch ${r.branch}`;
       return `implemented: ${r.status}, ${where}, ${r.pending_concerns.length} unresolved concern${r.pending_concerns.length === 1 ? "" : "s"}`;
     }
-    case "unknown":
+    case "unknown": // answered before any work (unknownAnswer); never run
       throw new UsageError(`unknown command '${commandText(c)}'; ${USAGE}`);
   }
 };
@@ -100,7 +111,7 @@ export async function handleCommentEvent(d: Dissent, event: IssueCommentEvent): 
   const seen = await store.events({ issueId: id, types: ["CommentCommand"] });
   if (seen.some((e) => e.type === "CommentCommand" && e.comment_id === event.comment.id))
     return { ...base, status: "duplicate", command: said, detail: `comment ${event.comment.id} was handled already` };
-  const record = (outcome: "done" | "refused" | "failed", detail: string) =>
+  const record = (outcome: "done" | "refused" | "failed" | "unknown", detail: string) =>
     store.append([{ type: "CommentCommand", issue_id: id, comment_id: event.comment.id, user: login, command: said, outcome, detail }]);
 
   const permission = await tracker.permission(login);
@@ -109,6 +120,14 @@ export async function handleCommentEvent(d: Dissent, event: IssueCommentEvent): 
     await tracker.reply(id, detail);
     await record("refused", `permission ${permission}`);
     return { ...base, status: "refused", command: said, detail };
+  }
+  if (command.name === "unknown") {
+    // A typo is answered, not failed: the commenter learns the nearest command, and the job stays green.
+    const detail = unknownAnswer(login, command);
+    await tracker.reply(id, detail);
+    await tracker.react(event.comment.id, "confused");
+    await record("unknown", detail);
+    return { ...base, status: "unknown", command: said, detail };
   }
   await tracker.react(event.comment.id, "eyes"); // seen: the work may take minutes
   let line: string;

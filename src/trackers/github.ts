@@ -20,6 +20,13 @@ export interface GithubTracker extends Tracker, CommandPort {
   reply(id: string, body: string): Promise<void>;
   /** The repository's branches, trees and blobs, for the repository map when there is no checkout (docs/issue.md). */
   treeReader(): GitHubTreeReader;
+  /** The web address of dissent's plan comment on the issue, or null when it has none yet. */
+  planUrl(id: string): Promise<string | null>;
+  /**
+   * The merged pull request that closed the issue (its last `closed` event names the commit; GitHub
+   * lists the pull requests of that commit), or null when it is open or was closed another way.
+   */
+  mergedPullRequest(id: string): Promise<number | null>;
 }
 
 /** True for the GitHub tracker. */
@@ -29,6 +36,12 @@ type GithubConfig = Extract<TrackerConfig, { type: "github" }>;
 
 /** An issue closed by a merged pull request while in one of these states is carried over (docs/factory.md). */
 const MERGEABLE = ["dissent-ready", "dissent-hitl", "dissent-plan", "dissent-implementing", "dissent-review"];
+
+/** True for the labels of an issue whose merge is carried over: in a state above, and not recorded as merged yet. */
+export const isMergeable = (labels: readonly string[]): boolean => !labels.includes("dissent-fixed") && labels.some((l) => MERGEABLE.includes(l));
+
+/** The API's address in a GitHub Actions run (`https://api.github.com`, or GitHub Enterprise Server's `https://host/api/v3`). */
+export const API_URL_ENV = "GITHUB_API_URL";
 
 /** Env knob for the spacing between writes, in ms (unset: the throttling plugin's, as GitHub advises). */
 export const WRITE_INTERVAL_ENV = "DISSENT_GITHUB_WRITE_INTERVAL_MS";
@@ -106,12 +119,16 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
   const opts: GithubOptions = { ...(interval !== undefined ? { writeIntervalMs: Number(interval) } : {}), ...options };
 
   const [owner = "", repo = ""] = config.repo.split("/");
-  const baseUrl = (config.base_url ?? "https://api.github.com").replace(/\/+$/, "");
+  // tracker.base_url, else the API of the Actions run (GitHub Enterprise Server names its own), else github.com's.
+  const fromEnv = config.base_url === undefined ? env[API_URL_ENV] || undefined : undefined;
+  if (fromEnv !== undefined && !/^https?:\/\/[^\s/]/.test(fromEnv))
+    throw new ConfigError(`${API_URL_ENV} must be the API's http(s) URL, not '${fromEnv.slice(0, 200)}'`);
+  const baseUrl = (config.base_url ?? fromEnv ?? "https://api.github.com").replace(/\/+$/, "");
   const ctx: GithubErrorContext = {
     repo: config.repo,
     tokenEnv,
     baseUrl: shown(baseUrl),
-    customBaseUrl: config.base_url !== undefined,
+    customBaseUrl: baseUrl !== "https://api.github.com",
     timeoutMs: opts.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs,
     token,
   };
@@ -146,12 +163,27 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
       );
     },
   };
-  const writeComment = commentWriter(session);
+  const comments = commentWriter(session);
+  const writeComment = comments.write;
 
   const getIssue = async (n: number): Promise<TrackedIssue> => {
     const { data } = await session.step(`reading issue #${n}`, (gh) => gh.rest.issues.get({ owner, repo, issue_number: n }));
     if (data.pull_request) throw new RunError(`#${n} in ${config.repo} is a pull request, not an issue: dissent plans issues`);
     return toIssue(data);
+  };
+
+  /** The merged pull request whose commit closed issue `n` last, or null. */
+  const mergedBy = async (n: number): Promise<number | null> => {
+    const events = await session.pages(`reading the events of issue #${n}`, (gh, request) =>
+      gh.rest.issues.listEvents({ owner, repo, issue_number: n, per_page: 100, request }),
+    );
+    const last = [...events].reverse().find((e) => e.event === "closed" || e.event === "reopened");
+    const sha = last?.event === "closed" ? last.commit_id : null;
+    if (!sha) return null;
+    const pulls = await session.step(`finding the pull request of commit ${sha.slice(0, 7)}`, (gh) =>
+      gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: sha }),
+    );
+    return pulls.data.find((p) => p.merged_at)?.number ?? null;
   };
 
   return {
@@ -162,6 +194,14 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     async reply(id, body) {
       const n = issueNumber(id);
       await writeComment(n, REPLY_MARKER, `${REPLY_MARKER}\n${body}\n`);
+    },
+    async planUrl(id) {
+      return comments.urlOf(issueNumber(id), PLAN_MARKER);
+    },
+    async mergedPullRequest(id) {
+      const n = issueNumber(id);
+      await getIssue(n); // a pull request's number is refused here, as everywhere
+      return mergedBy(n);
     },
     async get(id) {
       return getIssue(issueNumber(id));
@@ -222,17 +262,9 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
       for (const d of closed) {
         if (d.pull_request) continue;
         const issue = toIssue(d);
-        if (issue.labels.includes("dissent-fixed") || !issue.labels.some((l) => MERGEABLE.includes(l))) continue;
-        const events = await session.pages(`reading the events of issue #${d.number}`, (gh, request) =>
-          gh.rest.issues.listEvents({ owner, repo, issue_number: d.number, per_page: 100, request }),
-        );
-        const sha = [...events].reverse().find((e) => e.event === "closed")?.commit_id;
-        if (!sha) continue;
-        const pulls = await session.step(`finding the pull request of commit ${sha.slice(0, 7)}`, (gh) =>
-          gh.rest.repos.listPullRequestsAssociatedWithCommit({ owner, repo, commit_sha: sha }),
-        );
-        const merged = pulls.data.find((p) => p.merged_at);
-        if (merged) out.push({ issue, pr: merged.number });
+        if (!isMergeable(issue.labels)) continue;
+        const pr = await mergedBy(d.number);
+        if (pr !== null) out.push({ issue, pr });
       }
       return out;
     },

@@ -87,7 +87,7 @@ describe("dissent github comment --event", () => {
 
     const out = ok<Outcome>(await comment(path));
     expect(out).toMatchObject({ status: "done", issue: "12", command: `/dissent resolve ${concern} fixed`, plan_status: "ready" });
-    expect(out.plan_url).toBe("https://github.com/acme/widgets/issues/12");
+    expect(out.plan_url).toBe(`https://github.com/acme/widgets/issues/12#issuecomment-${planComment()[0]?.id}`); // the plan comment itself
     const shown = ok<{ pending_concerns: { id: string }[]; addressed_concerns: { concern_id: string; resolution_kind: string; note: string }[] }>(
       await run(["issue", "show", "12", "--json"]),
     );
@@ -137,17 +137,29 @@ describe("dissent github comment --event", () => {
     expect(models.requests).toHaveLength(0);
   });
 
-  it("/dissent trivial labels the issue; an unknown command fails with the usage in the reply; exit 1", async () => {
+  it("/dissent trivial labels the issue; a mistyped command is answered with the nearest one, an unknown one with the commands; exit 0, nothing run", async () => {
     const trivial = ok<Outcome>(await comment(event("/dissent trivial", "maintainer-mia", "t.json").path));
     expect(trivial.status).toBe("done");
+    expect(trivial.plan_url).toBeNull(); // no plan yet: the answer is in the reply comment
     expect(gh.issues.get(12)?.labels.sort()).toEqual(["bug", "dissent-trivial"]);
     expect(replies()[0]?.body).toContain("labelled dissent-trivial");
 
-    const r = await comment(event("/dissent frobnicate", "maintainer-mia", "u.json").path);
-    expect(r.code).toBe(1);
-    const out = JSON.parse(r.stdout) as Outcome;
-    expect(out.status).toBe("failed");
-    expect(replies()[0]?.body).toContain("unknown command '/dissent frobnicate'; commands: plan, replan, trivial, load-bearing, resolve");
+    const typo = event("/dissent resolve PLAN-TESTER-001 fixd the retries cover it", "maintainer-mia", "u.json");
+    const out = ok<Outcome>(await comment(typo.path));
+    expect(out).toMatchObject({ status: "unknown", command: "/dissent resolve PLAN-TESTER-001 fixd the retries cover it" });
+    expect(replies()[0]?.body).toContain(
+      "@maintainer-mia: `/dissent resolve PLAN-TESTER-001 fixd the retries cover it` is not a command dissent knows; did you mean `/dissent resolve PLAN-TESTER-001 fixed the retries cover it`? Nothing was run",
+    );
+    expect(gh.reactions.filter((r) => r.commentId === typo.commentId).map((r) => r.content)).toEqual(["confused"]);
+    const unknown = ok<Outcome>(await comment(event("/dissent frobnicate", "maintainer-mia", "v.json").path));
+    expect(unknown.status).toBe("unknown");
+    expect(replies()[0]?.body).toContain(
+      "@maintainer-mia: `/dissent frobnicate` is not a command dissent knows. Nothing was run (commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement).",
+    );
+    expect(replies()).toHaveLength(1);
+    expect(models.requests).toHaveLength(0);
+    // Handled once, like every command: the same event again is a duplicate.
+    expect(ok<Outcome>(await comment(typo.path)).status).toBe("duplicate");
   });
 
   it("a payload that is not an issue_comment event is one line, exit 2, before anything is asked", async () => {

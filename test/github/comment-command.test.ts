@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseCommentCommand } from "../../src/github/comment-command.js";
+import { parseCommentCommand, suggestCommand } from "../../src/github/comment-command.js";
 
 describe("reading a /dissent command from a comment (docs/github-action.md)", () => {
   it.each([
@@ -40,5 +40,27 @@ describe("reading a /dissent command from a comment (docs/github-action.md)", ()
       label: "dissent-trivial",
     });
     expect(parseCommentCommand("```\n/dissent plan")).toBeUndefined();
+  });
+});
+
+describe("the nearest command to a mistyped one (docs/github-action.md)", () => {
+  it.each([
+    ["paln", "/dissent plan"],
+    ["PLNA", "/dissent plan"],
+    ["replna", "/dissent replan"],
+    ["trivail", "/dissent trivial"],
+    ["load-baering", "/dissent load-bearing"],
+    ["implment", "/dissent implement"],
+    ["resovle C-3 fixed now", "/dissent resolve C-3 fixed now"],
+    ["resolve C-3 fixd", "/dissent resolve C-3 fixed"],
+    ["resolve C-3 acepted the risk", "/dissent resolve C-3 accepted the risk"],
+    ["resolve C-3", "/dissent resolve CONCERN-ID fixed|accepted|rejected [note]"],
+    ["resolve C-3 maybe", "/dissent resolve CONCERN-ID fixed|accepted|rejected [note]"],
+  ])("%j → %j", (text, want) => {
+    expect(suggestCommand(text)).toBe(want);
+  });
+
+  it.each(["frobnicate", "", "deploy now", "help"])("nothing near %j", (text) => {
+    expect(suggestCommand(text)).toBeUndefined();
   });
 });

@@ -1,52 +1,71 @@
-import { spawnSync } from "node:child_process";
-import { chmodSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Command } from "commander";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parse } from "yaml";
 import { buildProgram } from "../../src/cli/main.js";
-import { BIN, scratch } from "../support/cli.js";
+import { buildConfig, parseConfigText } from "../../src/config/load.js";
+import { JUDGE_ROUTES } from "../../src/config/defaults.js";
+import { sameModelWarning, verifierWarning } from "../../src/models/router.js";
+import { STAGES } from "../../src/pipeline/stages.js";
+import { type ActionStep, cacheDouble, cleanJob, type JobRun, readAction, runAction } from "../support/action-runner.js";
+import { closedPort } from "../support/e2e.js";
+import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
+import { council, findings, PIPELINE_ROLES, requestText, roleOf } from "../support/hold.js";
+import { startOpenAIServer, type FakeOpenAI } from "../support/openai-server.js";
+import { quoteUnderReview } from "../support/quote.js";
 
 /**
- * action.yml and the example workflow, checked as actionlint would and then run (docs/github-action.md):
- * inputs and step outputs that exist, no `${{ }}` inside a script (no shell injection from an issue or
- * a comment), the CLI commands and flags the scripts call exist, and the scripts themselves, run by
- * bash against the built CLI, write the documented outputs.
+ * action.yml and the example workflow (docs/github-action.md, ADR-031): checked as actionlint would,
+ * then run as GitHub's runner runs a composite action (test/support/action-runner.ts) — an event
+ * payload file, GitHub's default variables, $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY — from a copy of
+ * the action's own folder, with npm unreachable, against the GitHub double (as GitHub Enterprise
+ * Server, named only by GITHUB_API_URL), a council of models of two families, actions/cache's double,
+ * and a bare git repository for the wiki branch.
  */
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const ROOT = join(import.meta.dirname, "../..");
-interface Step {
-  id?: string;
-  uses?: string;
-  run?: string;
-  shell?: string;
-  if?: string;
-  env?: Record<string, string>;
-  with?: Record<string, string | number>;
-}
-interface Action {
-  inputs: Record<string, { default?: string; required?: boolean; description: string }>;
-  outputs: Record<string, { value: string; description: string }>;
-  runs: { using: string; steps: Step[] };
-}
-const action = parse(readFileSync(join(ROOT, "action.yml"), "utf8")) as Action;
+const action = readAction(join(ROOT, "action.yml"));
 const steps = action.runs.steps;
-const byId = (id: string) => steps.find((s) => s.id === id) as Step;
 
 /** Every `${{ … }}` expression in a value. */
 const expressions = (text: string) => [...text.matchAll(/\$\{\{([^}]*)\}\}/g)].map((m) => m[1]?.trim() ?? "");
 /** The environment GitHub gives every step (docs: "Default environment variables"). */
 const GITHUB_DEFAULTS = ["GITHUB_OUTPUT", "GITHUB_PATH", "GITHUB_EVENT_PATH", "RUNNER_TEMP", "GITHUB_SERVER_URL", "GITHUB_REPOSITORY"];
+const ACTION_SCRIPT = readFileSync(join(ROOT, "scripts/action.mjs"), "utf8");
 
 describe("action.yml (actionlint-style)", () => {
-  it("is a composite action with the documented inputs and outputs", () => {
+  it("a composite action on Node 22 by default (an input overrides it), run from its own folder: no registry install of dissent", () => {
     expect(action.runs.using).toBe("composite");
-    expect(Object.keys(action.inputs)).toEqual(expect.arrayContaining(["command", "config", "issue", "github-token", "openai-api-key", "anthropic-api-key"]));
+    expect(Object.keys(action.inputs)).toEqual(
+      expect.arrayContaining([
+        "command",
+        "config",
+        "issue",
+        "node-version",
+        "github-token",
+        "openai-api-key",
+        "anthropic-api-key",
+        "home-cache",
+        "wiki-branch",
+      ]),
+    );
+    expect(action.inputs["node-version"]?.default).toBe("22");
+    expect(steps[0]).toMatchObject({ uses: "actions/setup-node@v4", with: { "node-version": "${{ inputs.node-version }}" } });
+    // The install is cached by the lockfile's hash (with the Node major and the build's inputs), computed by a step: hashFiles() cannot read github.action_path.
+    const deps = steps.find((s) => s.id === "deps");
+    expect(deps).toMatchObject({ uses: "actions/cache@v4" });
+    expect(String(deps?.with?.path).split("\n").filter(Boolean)).toEqual(["${{ github.action_path }}/node_modules", "${{ github.action_path }}/dist"]);
+    expect(deps?.with?.key).toContain("${{ steps.setup.outputs.deps-key }}");
+    expect(ACTION_SCRIPT.replace(/\s+/g, "")).toContain('createHash("sha256").update(readFileSync(join(ACTION,"package-lock.json")))');
+    // Nothing installs or runs dissent by its registry name: not the steps, not their script.
+    for (const text of [...steps.map((s) => s.run ?? ""), ACTION_SCRIPT])
+      expect(text).not.toMatch(/npm (install|i|exec) [^\n]*\bdissent\b|npx [^\n]*\bdissent\b/);
     expect(action.outputs.status?.value).toBe("${{ steps.run.outputs.status }}");
     expect(action.outputs["plan-url"]?.value).toBe("${{ steps.run.outputs.plan-url }}");
-    expect(steps[0]).toMatchObject({ uses: "actions/setup-node@v4", with: { "node-version": 20 } });
-    expect(steps.some((s) => s.uses === "actions/cache@v4" && s.with?.path === "~/.npm")).toBe(true);
-    expect(steps.find((s) => s.run?.includes("npm install"))?.run).toMatch(/npm install .*"dissent@\$DISSENT_VERSION"/);
   });
 
   it("every input, step and output an expression names exists, and no script interpolates an expression", () => {
@@ -74,7 +93,7 @@ describe("action.yml (actionlint-style)", () => {
     }
   });
 
-  it("the dissent commands and flags the run step calls are the CLI's own", () => {
+  it("the dissent commands and flags scripts/action.mjs runs are the CLI's own", () => {
     const program = buildProgram(
       {
         stdout: () => undefined,
@@ -90,118 +109,408 @@ describe("action.yml (actionlint-style)", () => {
       () => undefined,
     );
     const find = (path: string[]): Command | undefined => path.reduce<Command | undefined>((c, name) => c?.commands.find((x) => x.name() === name), program);
-    const calls = [...(byId("run").run ?? "").matchAll(/\bdissent ((?:[a-z]+ )+)(.*?)(?:>|;|$)/gm)];
-    expect(calls.length).toBe(3);
-    const missing: string[] = [];
-    for (const [, words = "", rest = ""] of calls) {
-      const path = words.trim().split(" ");
+    const table = /const args = \{([\s\S]*?)\}\[command\]/.exec(ACTION_SCRIPT)?.[1] ?? "";
+    const calls = [...table.matchAll(/^\s*(\w+): \[([^\]]*)\]/gm)].map((m) => ({
+      command: m[1],
+      words: [...(m[2] ?? "").matchAll(/"([^"]+)"/g)].map((w) => w[1] ?? ""),
+    }));
+    expect(calls.map((c) => c.command)).toEqual(["comment", "merged", "plan", "implement"]);
+    for (const { command, words } of calls) {
+      const path = words.filter((w) => !w.startsWith("--"));
       const cmd = find(path);
-      if (!cmd) {
-        missing.push(path.join(" "));
-        continue;
-      }
-      for (const flag of rest.match(/--[a-z-]+/g) ?? [])
+      expect(cmd, `${command}: dissent ${path.join(" ")}`).toBeDefined();
+      for (const flag of [...words.filter((w) => w.startsWith("--")), "--json"])
         expect(
-          cmd.options.map((o) => o.long),
+          cmd?.options.map((o) => o.long),
           `${path.join(" ")} ${flag}`,
         ).toContain(flag);
-    }
-    // Every command the action runs exists, `issue implement` included.
-    expect(missing).toEqual([]);
-  });
-
-  it("its scripts, run by bash against the built CLI, pick the command from the event and write status and plan-url", () => {
-    const s = scratch("dissent-action-");
-    try {
-      const bin = s.write("dissent", `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);
-      chmodSync(bin, 0o755);
-      s.write(
-        "dissent.config.yaml",
-        'providers:\n  local: { type: openai-compatible, base_url: "http://127.0.0.1:9/v1" }\ntracker: { type: github, repo: "acme/widgets" }\n',
-      );
-      const event = s.write(
-        "event.json",
-        readFileSync(join(ROOT, "test/fixtures/github/issue_comment.created.json"), "utf8").replace(/\/dissent resolve [^"]*/, "> /dissent plan"),
-      );
-      const bash = (step: Step, env: Record<string, string>) => {
-        const output = s.write(`out-${step.id}`, "");
-        const r = spawnSync("bash", ["-c", step.run ?? ""], {
-          cwd: s.dir,
-          env: { PATH: `${s.dir}:${process.env.PATH ?? ""}`, HOME: s.dir, RUNNER_TEMP: s.dir, GITHUB_OUTPUT: output, ...env },
-          encoding: "utf8",
-        });
-        return {
-          ...r,
-          outputs: Object.fromEntries(
-            readFileSync(output, "utf8")
-              .trim()
-              .split("\n")
-              .filter(Boolean)
-              .map((l) => l.split(/=(.*)/s).slice(0, 2)),
-          ),
-        };
-      };
-      const setup = bash(byId("setup"), {
-        INPUT_COMMAND: "",
-        INPUT_ISSUE: "",
-        INPUT_VERSION: "",
-        EVENT_NAME: "issue_comment",
-        EVENT_ISSUE: "12",
-        ACTION_PATH: ROOT,
-      });
-      expect(setup.status, setup.stderr).toBe(0);
-      const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
-      expect(setup.outputs).toEqual({ command: "comment", issue: "12", version });
-      const refused = bash(byId("setup"), {
-        INPUT_COMMAND: "deploy",
-        INPUT_ISSUE: "",
-        INPUT_VERSION: "",
-        EVENT_NAME: "push",
-        EVENT_ISSUE: "",
-        ACTION_PATH: ROOT,
-      });
-      expect(refused.status).toBe(2);
-      expect(refused.stderr).toBe("dissent: error: command must be plan, implement or comment, not 'deploy'\n");
-
-      const run = bash(byId("run"), {
-        COMMAND: "comment",
-        ISSUE: "12",
-        DISSENT_CONFIG: "dissent.config.yaml",
-        DISSENT_HOME: join(s.dir, "home"),
-        GITHUB_TOKEN: "ghp_unused0000",
-        OPENAI_API_KEY: "",
-        ANTHROPIC_API_KEY: "",
-        GITHUB_EVENT_PATH: event,
-        GITHUB_SERVER_URL: "https://github.com",
-        GITHUB_REPOSITORY: "acme/widgets",
-      });
-      expect(run.status, run.stderr).toBe(0);
-      expect(run.outputs).toEqual({ status: "ignored", "plan-url": "https://github.com/acme/widgets/issues/12" });
-    } finally {
-      s.cleanup();
     }
   });
 });
 
-describe("examples/github/dissent.yml", () => {
+describe("examples/github/dissent.yml and dissent.config.yaml", () => {
   const wf = parse(readFileSync(join(ROOT, "examples/github/dissent.yml"), "utf8")) as {
     on: Record<string, { types: string[] }>;
     permissions: Record<string, string>;
     concurrency: { group: string; "cancel-in-progress": boolean };
-    jobs: Record<string, { if: string; steps: Step[] }>;
+    jobs: Record<string, { if: string; permissions?: Record<string, string>; steps: ActionStep[] }>;
   };
 
-  it("plans on issues opened/labeled, takes comment commands, one run per issue at a time", () => {
-    expect(wf.on).toEqual({ issues: { types: ["opened", "labeled"] }, issue_comment: { types: ["created"] } });
+  it("plans on issues opened/labeled, records merges on closed, takes comment commands, one run per issue at a time", () => {
+    expect(wf.on).toEqual({ issues: { types: ["opened", "labeled", "closed"] }, issue_comment: { types: ["created"] } });
     expect(wf.permissions).toMatchObject({ issues: "write", contents: "read" });
+    expect(wf.jobs.merged?.permissions).toMatchObject({ issues: "write", contents: "write" }); // the wiki branch
     expect(wf.concurrency).toEqual({ group: "dissent-issue-${{ github.event.issue.number }}", "cancel-in-progress": false });
     const uses = (job: string) => wf.jobs[job]?.steps.find((s) => s.uses?.endsWith("/dissent@v1"));
     expect(uses("plan")?.with?.command).toBe("plan");
+    expect(uses("merged")?.with?.command).toBe("merged");
     expect(uses("comment")?.with?.command).toBe("comment");
     expect(wf.jobs.comment?.if).toContain("!github.event.issue.pull_request");
     for (const job of Object.values(wf.jobs)) expect(job.steps[0]?.uses).toBe("actions/checkout@v4"); // the config is in the repository
     for (const job of Object.values(wf.jobs))
       for (const s of job.steps)
         for (const key of Object.keys(s.with ?? {})) if (s.uses?.endsWith("/dissent@v1")) expect(Object.keys(action.inputs)).toContain(key);
+  });
+
+  it("the example config drafts with one model family and judges with another: no same-model warning anywhere", () => {
+    const config = buildConfig(parseConfigText(readFileSync(join(ROOT, "examples/github/dissent.config.yaml"), "utf8"), "dissent.config.yaml"), {
+      source: "dissent.config.yaml",
+      baseDir: ROOT,
+      env: {},
+      cwd: ROOT,
+    });
+    expect(sameModelWarning(config, "executor", ["challenger"], "run --audit")).toBeUndefined();
+    for (const stage of STAGES) expect(sameModelWarning(config, stage.producer, stage.critics, stage.phase)).toBeUndefined();
+    expect(
+      verifierWarning(
+        config,
+        "verifier",
+        STAGES.flatMap((s) => s.critics),
+      ),
+    ).toBeUndefined();
+    const types = new Set(Object.values(config.providers).map((p) => p.type));
+    expect(types).toEqual(new Set(["anthropic", "openai"]));
+  });
+});
+
+// ------------------------------------------------------------------ the Action, run as the runner runs it
+const TOKEN = "ghs_jobTOKEN000000000000000000000000";
+const HIGH = { severity: "HIGH", category: "edge_cases", concern: "Acceptance criteria never mention concurrent writers to the same upload" };
+const MED = { severity: "MEDIUM", category: "test_strategy", concern: "The test plan lacks a case for a flaky network during upload" };
+const DRAFTS = "qwen3:8b";
+const JUDGES = "llama3.1:8b";
+
+let work = "";
+let actionDir = "";
+let workspace = "";
+let wikiRepo = "";
+let npmLog = "";
+let gh: GithubDouble;
+let models: FakeOpenAI;
+let cache: ReturnType<typeof cacheDouble>;
+let runId = 100;
+const env: Record<string, string> = {};
+
+/** The action as `uses: OWNER/dissent@REF` gets it: the repository's files (not what git ignores), with node_modules and dist as the install cache restores them. */
+function copyOfTheAction(to: string): void {
+  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" })
+    .split("\0")
+    .filter(Boolean);
+  for (const f of files) {
+    mkdirSync(dirname(join(to, f)), { recursive: true });
+    try {
+      cpSync(join(ROOT, f), join(to, f));
+    } catch {
+      // deleted in the working tree: not part of the action
+    }
+  }
+  cpSync(join(ROOT, "dist"), join(to, "dist"), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(to, "node_modules"));
+}
+
+/** An event payload file as GitHub writes it for the job. */
+function eventFile(name: string, payload: unknown): string {
+  const path = join(work, `event-${name}-${runId}.json`);
+  writeFileSync(path, JSON.stringify(payload));
+  return path;
+}
+const repository = { id: 4242, full_name: "acme/widgets", name: "widgets", owner: { login: "acme" }, html_url: "https://github.com/acme/widgets" };
+function issuePayload(n: number) {
+  const i = gh.issues.get(n);
+  return {
+    number: n,
+    title: i?.title,
+    body: i?.body,
+    state: i?.state,
+    html_url: `https://github.com/acme/widgets/issues/${n}`,
+    labels: (i?.labels ?? []).map((name) => ({ name })),
+  };
+}
+
+/** One workflow job using the action: a fresh runner (RUNNER_TEMP), the event, the step's `with:`. */
+async function job(eventName: string, payload: unknown, withInputs: Record<string, string> = {}): Promise<JobRun> {
+  runId++;
+  const temp = join(work, `runner-temp-${runId}`);
+  try {
+    return await runAction(action, {
+      actionPath: actionDir,
+      workspace,
+      temp,
+      token: TOKEN,
+      with: withInputs,
+      env: {
+        ...env,
+        GITHUB_EVENT_NAME: eventName,
+        GITHUB_EVENT_PATH: eventFile(eventName, payload),
+        GITHUB_RUN_ID: String(runId),
+        GITHUB_RUN_ATTEMPT: "1",
+      },
+      uses: { ...cache.handlers, "actions/setup-node": () => ({}) },
+    });
+  } finally {
+    cleanJob(temp);
+  }
+}
+
+const planComment = (n: number) => gh.comments.find((c) => c.issue === n && c.body.startsWith("<!-- dissent:plan -->"));
+const replyComment = (n: number) => gh.comments.find((c) => c.issue === n && c.body.startsWith("<!-- dissent:reply -->"));
+const commentUrl = (n: number, id: number | undefined) => `https://github.com/acme/widgets/issues/${n}#issuecomment-${id}`;
+const wikiGit = (...args: string[]) => execFileSync("git", args, { cwd: wikiRepo, encoding: "utf8" }).trim();
+const wikiFiles = () => {
+  try {
+    return wikiGit("ls-tree", "-r", "--name-only", "refs/heads/dissent-wiki").split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+};
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "dissent-action-run-"));
+  actionDir = join(work, "_actions", "OWNER", "dissent", "v1");
+  copyOfTheAction(actionDir);
+  // npm, were it called, says so and fails: the warm path must never reach it (and the registry is a closed port).
+  const bin = join(work, "bin");
+  mkdirSync(bin);
+  npmLog = join(work, "npm-calls.log");
+  writeFileSync(join(bin, "npm"), `#!/bin/sh\necho "$(pwd) $*" >> "${npmLog}"\nexit 0\n`);
+  chmodSync(join(bin, "npm"), 0o755);
+  writeFileSync(npmLog, "");
+
+  gh = await startGithubDouble({ token: TOKEN, prefix: "/api/v3" });
+  gh.addLabel("dissent-load-bearing");
+  gh.addIssue({
+    number: 12,
+    title: "Accept file uploads on the profile page",
+    body: "Users attach a file of up to 10 MB through the upload endpoint.",
+    labels: ["dissent-load-bearing"],
+  });
+  gh.addIssue({
+    number: 13,
+    title: "Resumable uploads",
+    body: "The upload endpoint should accept large payloads in chunks, and cope with concurrent writers to the same upload.",
+    labels: ["dissent-load-bearing"],
+  });
+  gh.collaborators.set("maintainer-mia", "maintain");
+  // Issue 12's spec judge raises a HIGH every round (it ships unresolved); its plan tester a MEDIUM.
+  const first = (answer: string) => (req: Parameters<typeof requestText>[0]) =>
+    requestText(req).includes("Accept file uploads") ? quoteUnderReview(req, answer) : findings([]);
+  models = await startOpenAIServer(council({ "spec.judge": first(findings([HIGH])), "plan.tester": first(findings([MED])) }));
+
+  // The user's repository, checked out: its config names two model families and no GitHub URL at all.
+  workspace = join(work, "workspace");
+  mkdirSync(workspace);
+  const judges = JUDGE_ROUTES;
+  writeFileSync(
+    join(workspace, "dissent.config.yaml"),
+    [
+      "providers:",
+      `  drafts: { type: openai-compatible, base_url: "${models.url}" }`,
+      `  judges: { type: openai-compatible, base_url: "${models.url}" }`,
+      "routes:",
+      `  default: { primary: "drafts:${DRAFTS}" }`,
+      ...judges.map((r) => `  ${r}: { primary: "judges:${JUDGES}" }`),
+      'tracker: { type: github, repo: "acme/widgets" }',
+      "retry_backoff_ms: 1",
+      "",
+    ].join("\n"),
+  );
+  // The GitHub repository's git side, for the wiki branch.
+  const server = join(work, "git-server");
+  wikiRepo = join(server, "acme", "widgets");
+  mkdirSync(wikiRepo, { recursive: true });
+  execFileSync("git", ["init", "--quiet", "--bare", wikiRepo]);
+  cache = cacheDouble(join(work, "cache-service"), { hit: () => true });
+  Object.assign(env, {
+    PATH: `${bin}:${process.env.PATH ?? ""}`,
+    HOME: join(work, "home"),
+    GITHUB_REPOSITORY: "acme/widgets",
+    GITHUB_REPOSITORY_OWNER: "acme",
+    GITHUB_SERVER_URL: `file://${server}`,
+    GITHUB_API_URL: gh.url, // GitHub Enterprise Server's API lives under /api/v3
+    GITHUB_WORKFLOW: "dissent",
+    GITHUB_ACTOR: "maintainer-mia",
+    npm_config_registry: `http://127.0.0.1:${await closedPort()}/`,
+    DISSENT_GITHUB_WRITE_INTERVAL_MS: "0",
+  });
+});
+
+afterAll(async () => {
+  await models?.close();
+  await gh?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe("the Action, run as GitHub's runner runs it, from its own folder, against the GitHub double", () => {
+  it("issues: labeled plans the issue: status, plan-url (the plan comment), the job summary; two model families; GITHUB_API_URL; npm never run", async () => {
+    const r = await job("issues", { action: "labeled", label: { name: "dissent-load-bearing" }, issue: issuePayload(12), repository });
+    expect(r.ok, r.log).toBe(true);
+    const plan = planComment(12);
+    expect(plan?.body).toContain(HIGH.concern);
+    expect(r.outputs).toEqual({ status: "ready", "plan-url": commentUrl(12, plan?.id) });
+    expect(r.summary).toContain(`### dissent plan · #12: ready · [the plan](${commentUrl(12, plan?.id)})`);
+    expect(r.summary).toMatch(/\| HIGH \| implement \| Acceptance criteria never mention concurrent writers to the same upload \|/);
+    // The tracker found GitHub through GITHUB_API_URL (the config names no base_url): every request under /api/v3, with the job's token.
+    expect(gh.requests.length).toBeGreaterThan(0);
+    expect(gh.requests.every((q) => q.authorization === `token ${TOKEN}`)).toBe(true);
+    // Producers on one family, critics on the other.
+    const byRole = new Map(models.requests.map((q) => [roleOf(q), q.body.model]));
+    for (const producer of ["discover.brief", "shape.writer", "planner", "spec.ac_generator"]) expect(byRole.get(producer), producer).toBe(DRAFTS);
+    for (const critic of PIPELINE_ROLES.filter((x) => /^(discovery|shape|plan)\.(?!writer)|spec\.judge|plan_reviewer|assumption_surfacer/.test(x)))
+      expect(byRole.get(critic), critic).toBe(JUDGES);
+    expect(r.log).toContain(`dissent: using the install cached for this version (${actionDir})`);
+    expect(r.log).toContain("dissent: wiki: no branch dissent-wiki yet");
+    expect(readFileSync(npmLog, "utf8")).toBe(""); // nothing installed, nothing fetched
+    expect(cache.saved).toEqual([`dissent-home-12-${runId}-1`]);
+  });
+
+  it("issue_comment: a maintainer's command runs on the issue's home carried over from the plan's run, and updates the plan comment", async () => {
+    const pending = /- \*\*MEDIUM\*\* `([^`]+)`/.exec(planComment(12)?.body ?? "")?.[1];
+    expect(pending, planComment(12)?.body).toBeDefined();
+    const c = gh.addComment(12, `/dissent resolve ${pending} fixed the upload retries are covered now`, "maintainer-mia");
+    const r = await job("issue_comment", {
+      action: "created",
+      comment: { id: c.id, body: c.body, user: { login: "maintainer-mia", type: "User" } },
+      issue: issuePayload(12),
+      repository,
+    });
+    expect(r.ok, r.log).toBe(true);
+    expect(r.outputs).toEqual({ status: "done", "plan-url": commentUrl(12, planComment(12)?.id) });
+    expect(planComment(12)?.body).toContain(`@maintainer-mia \`/dissent resolve ${pending} fixed\`: concern ${pending} resolved`);
+    expect(gh.reactions.filter((x) => x.commentId === c.id).map((x) => x.content)).toEqual(["eyes", "+1"]);
+    expect(r.summary).toContain("### dissent · comment on #12: done");
+  });
+
+  it("issue_comment: a stranger is refused with one reply, and the job stays green", async () => {
+    const calls = models.requests.length;
+    const c = gh.addComment(12, "/dissent replan", "drive-by-dan");
+    const r = await job("issue_comment", {
+      action: "created",
+      comment: { id: c.id, body: c.body, user: { login: "drive-by-dan", type: "User" } },
+      issue: issuePayload(12),
+      repository,
+    });
+    expect(r.ok, r.log).toBe(true);
+    expect(r.outputs.status).toBe("refused");
+    expect(replyComment(12)?.body).toContain(
+      "@drive-by-dan: only people with write access to acme/widgets can command dissent; `/dissent replan` was not run.",
+    );
+    expect(models.requests).toHaveLength(calls);
+  });
+
+  it("issue_comment: a mistyped command is answered with the nearest one, runs nothing, and does not fail the job", async () => {
+    const calls = models.requests.length;
+    const c = gh.addComment(12, "/dissent paln", "maintainer-mia");
+    const r = await job("issue_comment", {
+      action: "created",
+      comment: { id: c.id, body: c.body, user: { login: "maintainer-mia", type: "User" } },
+      issue: issuePayload(12),
+      repository,
+    });
+    expect(r.ok, r.log).toBe(true);
+    expect(r.outputs.status).toBe("unknown");
+    expect(replyComment(12)?.body).toContain("@maintainer-mia: `/dissent paln` is not a command dissent knows; did you mean `/dissent plan`? Nothing was run");
+    expect(gh.reactions.filter((x) => x.commentId === c.id).map((x) => x.content)).toEqual(["confused"]);
+    expect(models.requests).toHaveLength(calls);
+    expect(r.summary).toContain("### dissent · comment on #12: unknown");
+  });
+
+  it("issues: closed by a merged pull request records the merge, and the known gap goes to the wiki branch, once", async () => {
+    gh.pulls.set(20, {
+      number: 20,
+      head: "upload-limits",
+      base: "main",
+      title: "Upload limits",
+      body: "Closes #12",
+      draft: false,
+      state: "open",
+      sha: "a".repeat(40),
+    });
+    expect(gh.mergePull(20).status).toBe(200);
+    const closed = { action: "closed", issue: issuePayload(12), repository };
+    const r = await job("issues", closed);
+    expect(r.ok, r.log).toBe(true);
+    expect(r.outputs.status).toBe("merged");
+    expect(r.summary).toMatch(/^### dissent · #12 closed: merged\n\nissue 12 merged in PR #20: 1 known gap shipped, wiki: \S+\n$/);
+    const files = wikiFiles();
+    expect(files).toContain("README.md");
+    const entries = files.filter((f) => f.startsWith("wiki/"));
+    expect(entries).toHaveLength(1);
+    expect(wikiGit("show", `refs/heads/dissent-wiki:${entries[0]}`)).toContain(HIGH.concern);
+    expect(wikiGit("log", "-1", "--format=%an", "refs/heads/dissent-wiki")).toBe("github-actions[bot]");
+    // The same event again (a re-run of the job): recorded before, nothing new on the branch.
+    const tip = wikiGit("rev-parse", "refs/heads/dissent-wiki");
+    const again = await job("issues", closed);
+    expect(again.ok, again.log).toBe(true);
+    expect(again.outputs.status).toBe("already_merged");
+    expect(again.log).toContain("dissent: wiki: nothing new to save");
+    expect(wikiGit("rev-parse", "refs/heads/dissent-wiki")).toBe(tip);
+  });
+
+  it("a later issue, planned in another job with no PostgreSQL, is shown the known gap from the wiki branch", async () => {
+    const before = models.requests.length;
+    const r = await job("issues", { action: "labeled", label: { name: "dissent-load-bearing" }, issue: issuePayload(13), repository });
+    expect(r.ok, r.log).toBe(true);
+    expect(r.log).toContain("dissent: wiki: 1 known gap from dissent-wiki");
+    const surfacer = models.requests.slice(before).filter((q) => roleOf(q) === "assumption_surfacer");
+    expect(surfacer.length).toBeGreaterThan(0);
+    expect(requestText(surfacer[0] as (typeof surfacer)[0])).toContain(HIGH.concern);
+  });
+
+  it("a wiki entry another run saved meanwhile stays: the save builds on the branch's new tip", () => {
+    // A second job's restore and save, with a third run's entry landing on the branch between them.
+    const temp = join(work, "race");
+    const home = join(temp, "home");
+    const stepEnv = { ...env, RUNNER_TEMP: temp, DISSENT_HOME: home, INPUT_WIKI_BRANCH: "dissent-wiki", ACTION_PATH: actionDir, GITHUB_TOKEN: TOKEN };
+    const step = (name: string) => spawnSync(process.execPath, [join(actionDir, "scripts/action.mjs"), name], { env: stepEnv, encoding: "utf8" });
+    mkdirSync(temp, { recursive: true });
+    expect(step("wiki-restore").status).toBe(0);
+    writeFileSync(join(home, "wiki", "gap-from-this-run.md"), "---\nfingerprint: abc\n---\n# Mine\n");
+    // Meanwhile: another run pushes its own entry.
+    const other = join(work, "other-clone");
+    execFileSync("git", ["clone", "--quiet", "--branch", "dissent-wiki", wikiRepo, other]);
+    writeFileSync(join(other, "wiki", "gap-from-another-run.md"), "---\nfingerprint: def\n---\n# Theirs\n");
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "x", GIT_AUTHOR_EMAIL: "x@example.com", GIT_COMMITTER_NAME: "x", GIT_COMMITTER_EMAIL: "x@example.com" };
+    execFileSync("git", ["add", "."], { cwd: other, env: gitEnv });
+    execFileSync("git", ["commit", "--quiet", "-m", "theirs"], { cwd: other, env: gitEnv });
+    execFileSync("git", ["push", "--quiet", "origin", "dissent-wiki"], { cwd: other, env: gitEnv });
+    const saved = step("wiki-save");
+    expect(saved.status, saved.stderr).toBe(0);
+    expect(wikiFiles()).toEqual(expect.arrayContaining(["wiki/gap-from-this-run.md", "wiki/gap-from-another-run.md"]));
+  });
+
+  it("the install cache's key follows the lockfile: the same lockfile the same key, a changed one another", () => {
+    const setup = steps.find((s) => s.id === "setup");
+    const key = () => {
+      const out = join(work, `setup-out-${Math.random()}`);
+      writeFileSync(out, "");
+      const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", setup?.run ?? ""], {
+        env: { ...env, ACTION_PATH: actionDir, INPUT_COMMAND: "plan", INPUT_ISSUE: "12", GITHUB_EVENT_NAME: "issues", GITHUB_OUTPUT: out },
+        encoding: "utf8",
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return /^deps-key=(.+)$/m.exec(readFileSync(out, "utf8"))?.[1];
+    };
+    const lockfile = join(actionDir, "package-lock.json");
+    const original = readFileSync(lockfile, "utf8");
+    const first = key();
+    expect(first).toMatch(new RegExp(`^node${process.versions.node.split(".")[0]}-[0-9a-f]{16}-[0-9a-f]{16}$`));
+    expect(key()).toBe(first);
+    try {
+      writeFileSync(lockfile, original.replace('"lockfileVersion": 3', '"lockfileVersion": 3 '));
+      expect(key()).not.toBe(first);
+    } finally {
+      writeFileSync(lockfile, original);
+    }
+  });
+
+  it("on a cache miss it installs and builds in its own folder from its lockfile, then drops the build tools", () => {
+    writeFileSync(npmLog, "");
+    const install = steps.find((s) => s.id === "install");
+    const r = spawnSync("bash", ["--noprofile", "--norc", "-eo", "pipefail", "-c", install?.run ?? ""], {
+      env: { ...env, ACTION_PATH: actionDir, CACHE_HIT: "false", RUNNER_TEMP: work },
+      encoding: "utf8",
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readFileSync(npmLog, "utf8")).toBe(`${actionDir} ci --no-audit --no-fund\n${actionDir} prune --omit=dev --no-audit --no-fund\n`);
   });
 });

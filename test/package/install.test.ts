@@ -1,20 +1,34 @@
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { transformSync } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closedPort } from "../support/e2e.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI } from "../support/openai-server.js";
-import { installApp, llamaCpuPackage, manifest, pack, ROOT, SQLITE_BINARY, treeBytes, withSqliteBinary, type Packed } from "../support/packed-install.js";
+import { brokenLinks } from "../support/markdown-links.js";
+import {
+  appScratch,
+  installApp,
+  llamaCpuPackage,
+  manifest,
+  pack,
+  packagesIn,
+  ROOT,
+  SQLITE_BINARY,
+  treeBytes,
+  withSqliteBinary,
+  type Packed,
+} from "../support/packed-install.js";
 import { TINY_CHAT, writeTinyGguf } from "../support/tiny-gguf.js";
 
 /**
- * The package as a user gets it (ADR-014, ADR-024): `npm pack`, then `npm install` of the tarball
- * into an empty folder — offline, from the npm cache (test/support/packed-install.ts says how) — and
- * used as a user uses it: the `dissent` binary, `import … from "dissent"`, the examples. Two apps:
- * a default install (better-sqlite3's native build left out, as where it cannot build), and one
- * where the user added the in-process engine with the one command dissent names.
+ * The package as a user gets it (ADR-014, ADR-024, issue 31): the release tarball (`npm run release`,
+ * scripts/release.mjs), then `npm install` of it into an empty folder — offline, from the npm cache
+ * (test/support/packed-install.ts says how) — and used as a user uses it: the README's Quickstart
+ * against the demo server the package ships, the `dissent` binary, `import … from "dissent"`, the
+ * examples, the reference pages and their links. Two apps: a default install (better-sqlite3's native
+ * build left out, as where it cannot build), and one where the user added the in-process engine with
+ * the one command dissent names.
  */
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 600_000 });
 
@@ -29,6 +43,7 @@ const ENGINE = M.devDependencies["node-llama-cpp"];
 let work = "";
 let plain = "";
 let full = "";
+let quick = "";
 let packed: Packed;
 
 /** The installed `dissent` binary of an app, run as a user runs it (a clean environment). */
@@ -81,7 +96,7 @@ function documentedExamples(): { file: string; code: string }[] {
 
 beforeAll(() => {
   expect(existsSync(join(ROOT, "dist/index.js")), "dist is built (npm run build)").toBe(true);
-  work = mkdtempSync(join(tmpdir(), "dissent-pack-"));
+  work = appScratch("dissent-pack-");
   packed = pack(work);
   const tarballBytes = readFileSync(join(work, packed.filename));
   const tarball = `../${packed.filename}`;
@@ -91,15 +106,20 @@ beforeAll(() => {
   full = join(work, "app-with-engine");
   installApp(full, { tarball, tarballBytes, add: ["node-llama-cpp", llamaCpuPackage(), "better-sqlite3"] }, true);
   withSqliteBinary(full);
+  // The README's Quickstart: an empty folder, the tarball installed as npm installs it (better-sqlite3 built by its install script).
+  quick = join(work, "try-dissent");
+  installApp(quick, { tarball, tarballBytes });
+  withSqliteBinary(quick);
 });
 
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe("npm pack: what a user installs", () => {
-  it("ships the built entries, the prompts, personas, eval sets and the docs pages, and nothing of the repo's own", () => {
+describe("the release tarball: what a user installs", () => {
+  it("ships the built entries, the prompts, personas, eval sets, the docs pages, the examples and the docs' screenshots, and nothing else of the repo's own", () => {
     const paths = packed.files.map((f) => f.path);
+    expect(packed.filename).toBe(`dissent-${M.version}.tgz`);
     for (const p of [
       "package.json",
       "dist/index.js",
@@ -112,6 +132,10 @@ describe("npm pack: what a user installs", () => {
       "dist/vendor/tree-sitter/tree-sitter.cjs",
       "dist/vendor/tree-sitter/tree-sitter.wasm",
       "dist/vendor/tree-sitter/tree-sitter-typescript.wasm.gz",
+      "examples/demo-server.mjs",
+      "examples/demo.config.yaml",
+      "examples/github/dissent.yml",
+      "examples/github/dissent.config.yaml",
     ]) {
       expect(paths).toContain(p);
     }
@@ -120,15 +144,50 @@ describe("npm pack: what a user installs", () => {
     for (const page of pages) expect(paths).toContain(`docs/${page}`);
     expect(paths.some((p) => p.startsWith("personas/"))).toBe(true);
     expect(paths.some((p) => p.startsWith("evals/"))).toBe(true);
-    expect(paths.filter((p) => /^(src|test|bench|node_modules|\.dissent|examples)\//.test(p))).toEqual([]);
+    expect(paths.filter((p) => /^(src|test|scripts|node_modules|\.dissent|\.ci)\//.test(p))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith("bench/") && !p.endsWith(".png"))).toEqual([]);
   });
 
-  it("a default install is at most 100 MB: the engine, PostgreSQL and telemetry stay out, SQLite and serve come in", () => {
+  it("names its repository, home page and issue tracker: one GitHub repository, in npm's forms", () => {
+    const installed = JSON.parse(readFileSync(join(plain, "node_modules", "dissent", "package.json"), "utf8")) as {
+      repository?: { type?: string; url?: string };
+      homepage?: string;
+      bugs?: { url?: string };
+      license?: string;
+      engines?: { node?: string };
+    };
+    const repo = /^git\+https:\/\/github\.com\/([\w.-]+\/[\w.-]+)\.git$/.exec(installed.repository?.url ?? "")?.[1];
+    expect(installed.repository?.type).toBe("git");
+    expect(repo, installed.repository?.url).toBeDefined();
+    expect(installed.homepage).toBe(`https://github.com/${repo}#readme`);
+    expect(installed.bugs?.url).toBe(`https://github.com/${repo}/issues`);
+    expect(installed.license).toBe("MIT");
+    expect(installed.engines?.node).toBe(">=20");
+  });
+
+  it("every link of every markdown file inside the package leads to a file the package holds (and to a heading that exists)", () => {
+    const root = join(plain, "node_modules", "dissent");
+    const files = packed.files.map((f) => f.path);
+    const pages = files.filter((f) => f.endsWith(".md"));
+    expect(pages.length).toBeGreaterThan(40);
+    expect(brokenLinks(pages, files, (f) => readFileSync(join(root, f), "utf8"))).toEqual([]);
+  });
+
+  it("a default install is at most 100 MB of files in at most 100 packages: the engine, PostgreSQL, telemetry and the MCP SDK's HTTP server (express) stay out, SQLite and serve come in", () => {
     for (const name of OPT_IN) expect(existsSync(join(plain, "node_modules", name)), `${name} is left out`).toBe(false);
     for (const name of OPTIONAL) expect(existsSync(join(plain, "node_modules", name)), `${name} comes with dissent`).toBe(true);
+    const packages = packagesIn(join(plain, "node_modules"));
+    expect(packages).toContain("dissent");
     // What npm wrote, plus the native binary better-sqlite3's install script adds (left out here).
-    const bytes = treeBytes(join(plain, "node_modules")) + statSync(join(ROOT, "node_modules", SQLITE_BINARY)).size;
-    expect(bytes / 1e6).toBeLessThanOrEqual(100);
+    const mb = (treeBytes(join(plain, "node_modules")) + statSync(join(ROOT, "node_modules", SQLITE_BINARY)).size) / 1e6;
+    const measured = `${mb.toFixed(1)} MB in ${packages.length} packages`;
+    // dissent serves MCP over Hono; express comes only with the MCP SDK's own HTTP server side, which it does not use.
+    expect(
+      packages.filter((p) => p === "express"),
+      measured,
+    ).toEqual([]);
+    expect(packages.length, measured).toBeLessThanOrEqual(100);
+    expect(mb, measured).toBeLessThanOrEqual(100);
   });
 
   it("maps a repository from the install: the tree-sitter runtime and grammars come inside the package (issue 30)", async () => {
@@ -224,6 +283,93 @@ describe("imported as a user imports it (ESM, by package name)", () => {
   });
 });
 
+describe("the README's Quickstart, from the release tarball in an empty folder", () => {
+  const README = readFileSync(join(ROOT, "README.md"), "utf8");
+  /** The `dissent …` lines of the Quickstart's block, as written (comments off). */
+  const dissentLines = () => {
+    const block = /In a checkout:\n+```bash\n([\s\S]*?)```/.exec(README)?.[1] ?? "";
+    return block
+      .split("\n")
+      .filter((l) => l.startsWith("dissent "))
+      .map((l) => l.replace(/\s+#.*$/, ""));
+  };
+
+  it("the tarball's lines are the README's, and its dissent lines run there against the demo server the package ships", async () => {
+    const prose = README.replace(/\s+/g, " ");
+    for (const line of [
+      `npm install /path/to/dissent-${M.version}.tgz`,
+      'export PATH="$PWD/node_modules/.bin:$PATH"',
+      "node node_modules/dissent/examples/demo-server.mjs &",
+      "export DISSENT_CONFIG=node_modules/dissent/examples/demo.config.yaml",
+    ])
+      expect(prose).toContain(line);
+    const lines = dissentLines();
+    expect(lines).toEqual([
+      'dissent run --audit "How much paracetamol can I take?"',
+      'dissent run --audit --json "How much paracetamol can I take?"',
+      'dissent issue new --title "Retry 503s in the HTTP client" --body "Our client gives up on the first 503."',
+      "dissent issue plan 1",
+      "dissent events --issue 1",
+    ]);
+
+    // `node node_modules/dissent/examples/demo-server.mjs &`, on a free port (the config below names it instead of 8787).
+    const demo = spawn(process.execPath, ["node_modules/dissent/examples/demo-server.mjs"], {
+      cwd: quick,
+      env: { PATH: process.env.PATH ?? "", PORT: "0" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let said = "";
+        demo.stderr.on("data", (d: Buffer) => {
+          said += d.toString("utf8");
+          const m = /demo model server on (http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(said);
+          if (m?.[1]) resolve(m[1]);
+        });
+        demo.on("exit", (code) => reject(new Error(`the demo server exited (${code}): ${said}`)));
+      });
+      const config = readFileSync(join(quick, "node_modules/dissent/examples/demo.config.yaml"), "utf8");
+      expect(config).toContain('base_url: "http://127.0.0.1:8787/v1"');
+      writeFileSync(join(quick, "demo.config.yaml"), config.replace("http://127.0.0.1:8787/v1", url));
+      const sh = (line: string) => {
+        const r = spawnSync("bash", ["-c", line], {
+          cwd: quick,
+          encoding: "utf8",
+          env: { PATH: `${join(quick, "node_modules/.bin")}:${process.env.PATH ?? ""}`, HOME: quick, DISSENT_CONFIG: "demo.config.yaml" },
+          timeout: 90_000,
+        });
+        return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+      };
+      const [audit, auditJson, newIssue, plan, events] = lines.map(sh) as [
+        ReturnType<typeof sh>,
+        ReturnType<typeof sh>,
+        ReturnType<typeof sh>,
+        ReturnType<typeof sh>,
+        ReturnType<typeof sh>,
+      ];
+      // What the README says each shows.
+      expect(audit.code, audit.stderr).toBe(0);
+      expect(audit.stdout).toContain("the usual maximum is 4 g in 24 hours");
+      expect(audit.stdout).not.toContain("8 g a day");
+      expect(audit.stderr).toMatch(/revision/i);
+      const out = JSON.parse(auditJson.stdout) as { audit: { concerns: { evidence: string }[] }; audit_meta: { revision_drift?: unknown } };
+      expect(out.audit.concerns.map((c) => c.evidence)).toEqual(expect.arrayContaining(["most adults can take 8 g a day", "completely safe at any dose"]));
+      expect(out.audit_meta.revision_drift).toBeDefined();
+      expect(newIssue.code, newIssue.stderr).toBe(0);
+      expect(plan.code, plan.stderr).toBe(0);
+      expect(plan.stdout).toMatch(/^issue 1: load_bearing/);
+      expect(plan.stdout).toContain("status: ready");
+      expect(events.code, events.stderr).toBe(0);
+      expect(events.stdout).toContain("AdversarialStageCompleted");
+      // State went where the README says, and nothing into the package's folder.
+      expect(existsSync(join(quick, ".dissent"))).toBe(true);
+      expect(readdirSync(join(quick, "node_modules/dissent")).filter((f) => f.startsWith("."))).toEqual([]);
+    } finally {
+      demo.kill("SIGTERM");
+    }
+  });
+});
+
 describe("the in-process engine is one command away", () => {
   const add = `npm install node-llama-cpp@${ENGINE}`;
 
@@ -240,19 +386,20 @@ describe("the in-process engine is one command away", () => {
     expect(existsSync(join(home, ".cache", "dissent", "models"))).toBe(false);
   });
 
-  it("`dissent init` choosing the embedded models writes the command into the config and says it", async () => {
+  it("`dissent init` with nothing found and no engine writes nothing, and says what to install or to name; once the engine is added it writes the embedded pair", async () => {
     const home = mkdtempSync(join(work, "user-"));
-    const env = { DISSENT_OLLAMA_URL: `http://127.0.0.1:${await closedPort()}` };
+    const ollama = `http://127.0.0.1:${await closedPort()}`;
+    const env = { DISSENT_OLLAMA_URL: ollama };
     const r = dissentIn(plain, ["init"], { cwd: home, env });
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split("\n")).toContain(`the engine is not installed yet: run ${add} (docs/local-engine.md#adding-the-engine)`);
-    const config = readFileSync(join(home, "dissent.config.yaml"), "utf8");
-    expect(config).toContain(`# The engine is one command away (a default install leaves it out): ${add}\n`);
-    expect(config).not.toContain("CONTRACT");
-    const json = dissentIn(plain, ["init", "--force", "--json"], { cwd: home, env });
-    expect(JSON.parse(json.stdout)).toMatchObject({ found: "embedded", engine: { installed: false, install: add } });
-    // Once added, init no longer asks for it.
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `dissent: error: found no models to write a config for: no Ollama at ${ollama}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: run ${add} (docs/local-engine.md#adding-the-engine), or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]\n`,
+    );
+    expect(existsSync(join(home, "dissent.config.yaml"))).toBe(false);
+    // Once added, init writes the embedded pair.
     const added = dissentIn(full, ["init", "--json"], { cwd: mkdtempSync(join(work, "user-")), env });
+    expect(added.code, added.stderr).toBe(0);
     expect(JSON.parse(added.stdout)).toMatchObject({ found: "embedded", engine: { installed: true } });
   });
 

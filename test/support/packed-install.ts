@@ -9,8 +9,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** The repository's root. */
@@ -74,22 +75,40 @@ function closure(lock: Lock, roots: readonly string[], requiredOnly = false): Se
   return seen;
 }
 
+/** The first node_modules folder in `dir`'s ancestors, where Node would look after the app's own. */
+function nodeModulesAbove(dir: string): string | undefined {
+  for (let d = dir; ; d = dirname(d)) {
+    if (existsSync(join(d, "node_modules"))) return join(d, "node_modules");
+    if (dirname(d) === d) return undefined;
+  }
+}
+
+/**
+ * A scratch folder for user apps with no node_modules above it: Node resolves a package the app
+ * lacks from any node_modules among its folder's ancestors (a `/tmp/node_modules` would make a
+ * missing engine look installed). The system's temporary folder, else /var/tmp.
+ */
+export function appScratch(prefix: string): string {
+  for (const base of [tmpdir(), "/var/tmp"]) if (existsSync(base) && !nodeModulesAbove(base)) return mkdtempSync(join(base, prefix));
+  throw new Error(
+    `every temporary folder has a node_modules above it (${nodeModulesAbove(tmpdir())}): an installed app there would find packages it does not have`,
+  );
+}
+
 /** The packed tarball: its file name in `work`, and what it holds. */
 export interface Packed {
   filename: string;
   files: { path: string }[];
 }
 
-/** `npm pack` of the built repo into `work` (scripts off: dist is built already). */
+/** The release tarball (`npm run release`: scripts/release.mjs) of the built repo, into `work` (no second build: dist is built already). */
 export function pack(work: string): Packed {
-  const out = execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", work], {
+  const out = execFileSync(process.execPath, [join(ROOT, "scripts/release.mjs"), "--no-build", "--json", "--out", work], {
     cwd: ROOT,
     encoding: "utf8",
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  const first = (JSON.parse(out) as Packed[])[0];
-  if (!first) throw new Error("npm pack reported nothing");
-  return first;
+  return JSON.parse(out) as Packed;
 }
 
 /** What goes into a user's app: the tarball, and what the user adds beside it. */
@@ -163,6 +182,29 @@ export function withSqliteBinary(app: string): void {
   const to = join(app, "node_modules", SQLITE_BINARY);
   mkdirSync(join(to, ".."), { recursive: true });
   copyFileSync(join(ROOT, "node_modules", SQLITE_BINARY), to);
+}
+
+/** The packages under a node_modules folder, nested ones included: every `name` and `@scope/name` folder (what npm counts as added). */
+export function packagesIn(nodeModules: string): string[] {
+  const out: string[] = [];
+  const visit = (dir: string, prefix: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (!e.isDirectory() || e.name.startsWith(".")) continue;
+      if (e.name.startsWith("@") && !prefix.includes("@")) {
+        visit(join(dir, e.name), `${e.name}/`);
+        continue;
+      }
+      const pkg = join(dir, e.name);
+      out.push(`${prefix}${e.name}`);
+      try {
+        if (lstatSync(join(pkg, "node_modules")).isDirectory()) visit(join(pkg, "node_modules"), "");
+      } catch {
+        // no nested node_modules
+      }
+    }
+  };
+  visit(nodeModules, "");
+  return out;
 }
 
 /** Bytes of every file under `dir` (sizes, not disk blocks: the same on every file system), skipping `except` folders. */
