@@ -18,7 +18,7 @@ import { startOpenAIServer, type FakeOpenAI } from "../support/openai-server.js"
 import { quoteUnderReview } from "../support/quote.js";
 
 /**
- * action.yml and the example workflow (docs/github-action.md, ADR-031): checked as actionlint would,
+ * action.yml and the example workflow (docs/github-action.md, ADR-034): checked as actionlint would,
  * then run as GitHub's runner runs a composite action (test/support/action-runner.ts) — an event
  * payload file, GitHub's default variables, $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY — from a copy of
  * the action's own folder, with npm unreachable, against the GitHub double (as GitHub Enterprise
