@@ -35,6 +35,10 @@ export const LIMITS = {
 
 /** Default `budget.max_calls_per_issue`: about one full load-bearing cycle and two replans (ADR-021). */
 export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
+/** Default `serve.max_clients`: live-stream clients one `dissent serve` holds at once (docs/limits.md). */
+export const DEFAULT_SERVE_MAX_CLIENTS = 256;
+/** Default `serve.client_buffer_bytes`: what it holds unsent for one of them before letting it go. */
+export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 512 * 1024;
 /** Default `budget.max_cycles_per_issue`. */
 export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
@@ -303,6 +307,10 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     modelsDir,
     offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
+    serve: {
+      maxClients: file.serve?.max_clients ?? DEFAULT_SERVE_MAX_CLIENTS,
+      clientBufferBytes: file.serve?.client_buffer_bytes ?? DEFAULT_SERVE_CLIENT_BUFFER_BYTES,
+    },
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
   };
   if (base.factory.implement && !base.implement)

@@ -21,8 +21,10 @@ export interface ServeOptions {
   /** The built page's folder (default: dist/web). */
   webDir?: string;
   heartbeatMs?: number;
-  /** The event stream's per-client queue bound (default 4 MiB). */
-  maxQueueBytes?: number;
+  /** `serve.client_buffer_bytes` (default 1 MiB). */
+  bufferBytes?: number;
+  /** `serve.max_clients` (default 256). */
+  maxClients?: number;
 }
 
 /** A running dashboard. */
@@ -47,7 +49,8 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     ...(page ? { page } : {}),
     warn: o.warn,
     ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
-    ...(o.maxQueueBytes ? { maxQueueBytes: o.maxQueueBytes } : {}),
+    ...(o.bufferBytes ? { bufferBytes: o.bufferBytes } : {}),
+    ...(o.maxClients ? { maxClients: o.maxClients } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: dashboard.app.fetch, hostname: o.host, port: o.port }, () => resolve(s as Server)) as Server;

@@ -72,6 +72,11 @@ export interface EventQuery {
   after?: number;
   limit?: number;
   types?: readonly string[];
+  /**
+   * Stops once the events read hold this many characters of stored JSON (the first event always comes,
+   * whatever its size): a page of a log bounded by bytes, not only by count (the dashboard's read-back).
+   */
+  maxBytes?: number;
 }
 
 /** A wiki entry as stored (the file's text, or the database row's); parsed by carryover/wiki. */
