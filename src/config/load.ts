@@ -39,6 +39,8 @@ export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
 export const DEFAULT_SERVE_MAX_CLIENTS = 256;
 /** Default `serve.client_buffer_bytes`: what it holds unsent for one of them before letting it go. */
 export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 512 * 1024;
+/** Default `serve.estimate_at`: the list price the dashboard estimates calls of unknown price at. */
+export const DEFAULT_SERVE_ESTIMATE_AT = "openai:gpt-4o-mini";
 /** Default `budget.max_cycles_per_issue`. */
 export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
@@ -310,6 +312,7 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     serve: {
       maxClients: file.serve?.max_clients ?? DEFAULT_SERVE_MAX_CLIENTS,
       clientBufferBytes: file.serve?.client_buffer_bytes ?? DEFAULT_SERVE_CLIENT_BUFFER_BYTES,
+      estimateAt: file.serve?.estimate_at === false ? null : (file.serve?.estimate_at ?? DEFAULT_SERVE_ESTIMATE_AT),
     },
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
   };

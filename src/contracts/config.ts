@@ -221,6 +221,10 @@ export const ConfigFile = lazySchema(() =>
         .object({
           max_clients: z.number().int().min(1).max(100_000).optional(),
           client_buffer_bytes: z.number().int().min(65_536).max(1_073_741_824).optional(),
+          /** The price the dashboard estimates calls of unknown price at ("provider:model" of the price table), or false for none. */
+          estimate_at: z
+            .union([z.string().regex(/^[^:\s]+:\S+$/, 'give "provider:model" of the price table, e.g. openai:gpt-4o-mini'), z.literal(false)])
+            .optional(),
         })
         .strict()
         .optional(),
@@ -267,7 +271,7 @@ export interface Config {
   offline: boolean;
   logContent: boolean;
   /** `serve:` — the event stream's bounds (docs/limits.md). */
-  serve: { maxClients: number; clientBufferBytes: number };
+  serve: { maxClients: number; clientBufferBytes: number; estimateAt: string | null };
   /** `max_reply_bytes` for providers that set none (docs/limits.md). */
   maxReplyBytes: number;
   /** Every secret the config names (provider keys, secret headers, tracker token, database URL): redacted at every sink. */

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { DEFAULT_SERVE_MAX_CLIENTS } from "../config/load.js";
 import { messageOf } from "../errors.js";
-import { EventIndex } from "../read-models.js";
+import { EventIndex, type Estimator } from "../read-models.js";
 import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import { apiRoutes } from "./api.js";
@@ -29,6 +29,8 @@ export interface AppDeps {
   bufferBytes?: number;
   /** `serve.max_clients`: event-stream clients at once (default 256); one more is answered 503. */
   maxClients?: number;
+  /** Prices calls of unknown price from their tokens (`serve.estimate_at`; docs/serve.md "Cost"). */
+  estimate?: Estimator;
 }
 
 /** The dashboard as a Hono app, with the hub that feeds it and a close for both. */
@@ -45,7 +47,7 @@ export interface DashboardApp {
 
 /** Read-only: GET and HEAD only; anything else is 405 (docs/serve.md: nothing served changes state). */
 export function createDashboard(deps: AppDeps): DashboardApp {
-  const index = new EventIndex();
+  const index = new EventIndex(deps.estimate);
   const hub = new EventHub(deps.store, index, deps.warn);
   const ready = hub.start();
   ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${messageOf(e)}`));
@@ -107,6 +109,7 @@ export function createDashboard(deps: AppDeps): DashboardApp {
     ),
     respond,
     ready,
+    ...(deps.estimate ? { estimate: deps.estimate } : {}),
   });
   pageRoutes(app, deps.page);
 

@@ -57,6 +57,8 @@ export interface StageCommit {
   cycle: number;
   stage: string;
   artifact?: { name: string; content: string };
+  /** More artifacts of the stage, written with it: the record of its rounds (docs/serve.md "What was said"). */
+  records?: { name: string; content: string }[];
   events: NewEvent[];
   /** The concern counter after the stage: ids handed out during the stage become durable only here. */
   concernSeq: number;
