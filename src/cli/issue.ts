@@ -4,6 +4,7 @@ import { ConfigError, UsageError } from "../errors.js";
 import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
 import { STAGES } from "../pipeline/stages.js";
 import { severityText } from "../contracts/severity-text.js";
+import { blockedStages, type StageBlocks } from "../read-models/blocked.js";
 import { json, withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
 import { table } from "./table.js";
@@ -143,6 +144,27 @@ function stageTable(stages: readonly StageRun[]): string {
   );
 }
 
+/**
+ * What blocked each stage of the cycle, round by round, and how it ended (issue 31: the CRITICAL
+ * that blocked was only in `events`): one line per blocking concern — id, severity, its first line —
+ * then one per concern saying how it left the stage. Nothing when no stage was blocked.
+ */
+function blockedLines(stages: readonly StageBlocks[]): string[] {
+  if (!stages.length) return [];
+  const width = Math.max(...stages.map((s) => s.stage.length));
+  const out = ["what blocked:"];
+  for (const s of stages) {
+    let head = s.stage.padEnd(width);
+    for (const r of s.blocked)
+      for (const c of r.concerns) {
+        out.push(`  ${head}  r${r.round}  ${c.id}  ${safe(c.severity)}  ${safe(c.line)}`);
+        head = " ".repeat(width);
+      }
+    for (const e of s.ended) out.push(`  ${" ".repeat(width)}  → ${e.id} ${e.how}`);
+  }
+  return out;
+}
+
 function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
   return [
@@ -203,6 +225,7 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     }
     const lines = [`issue ${result.issue}: ${result.route} (${safe(result.route_reason)})`];
     if (result.stages.length) lines.push(stageTable(result.stages).trimEnd());
+    if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));
     else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
     const costs = result.stages.map((s) => s.cost_usd);
     const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
