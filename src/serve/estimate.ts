@@ -1,7 +1,13 @@
 import { UsageError } from "../errors.js";
 import type { Estimator, PriceEstimate } from "../read-models/types.js";
 
-const perM = (v: unknown) => (typeof v === "number" ? `$${Number(v.toPrecision(3))}` : "?");
+const dollars = (v: number) => `$${Number(v.toPrecision(3))}`;
+/** A rate per M tokens in words: flat, or a tiered one's base ("$3 (tiered)"). */
+const perM = (v: unknown) => {
+  if (typeof v === "number") return dollars(v);
+  const base = typeof v === "object" && v !== null ? (v as { base?: unknown }).base : undefined;
+  return typeof base === "number" ? `${dollars(base)} (tiered)` : "?";
+};
 
 /**
  * What the dashboard estimates a call of unknown price at (docs/serve.md "Cost"): the price table's
@@ -18,25 +24,42 @@ export async function priceEstimator(reference: string | null): Promise<Estimato
     throw new UsageError(
       `serve.estimate_at '${reference}' names no model of the price table (@pydantic/genai-prices): give provider:model, e.g. openai:gpt-4o-mini, or false for no estimates`,
     );
-  const labels = new Map<string, string>();
-  const label = (provider: string, model: string, price: Record<string, unknown>, same: boolean) => {
-    const key = `${provider}:${model}`;
-    let l = labels.get(key);
-    if (!l) {
-      l = `${same ? "the same model's price at " : ""}${key}: ${perM(price.input_mtok)} in / ${perM(price.output_mtok)} out per M tokens`;
-      labels.set(key, l);
+  /** A price found once per model name: its rates per M tokens when they are flat (tiered ones are asked each time). */
+  type Found = { label: string; flat?: { input: number; cacheRead: number; output: number }; ask: (u: Usage) => number | null };
+  const found = new Map<string, Found | null>();
+  const rate = (v: unknown) => (typeof v === "number" ? v : undefined);
+  const find = (model: string): Found | null => {
+    let f = found.get(model);
+    if (f !== undefined) return f;
+    const probe = { input_tokens: 1000, output_tokens: 1000 };
+    const same = calcPrice(probe, model);
+    const hit = same ?? calcPrice(probe, ref.model, { providerId: ref.providerId });
+    if (!hit) f = null;
+    else {
+      const price = hit.model_price;
+      const opts = same ? {} : { providerId: ref.providerId };
+      const name = same ? model : ref.model;
+      const [input, output, cacheRead] = [rate(price.input_mtok), rate(price.output_mtok), rate(price.cache_read_mtok) ?? rate(price.input_mtok)];
+      f = {
+        label: `${same ? "the same model's price at " : ""}${hit.provider.id}:${hit.model.id}: ${perM(price.input_mtok)} in / ${perM(price.output_mtok)} out per M tokens`,
+        ...(input !== undefined && output !== undefined && cacheRead !== undefined ? { flat: { input, cacheRead, output } } : {}),
+        ask: (u) => calcPrice(u, name, opts)?.total_price ?? null,
+      };
     }
-    return l;
+    found.set(model, f);
+    return f;
   };
   return (c): PriceEstimate | null => {
-    const usage = {
-      input_tokens: c.input_tokens,
-      output_tokens: c.output_tokens,
-      ...(c.cached_input_tokens ? { cache_read_tokens: Math.min(c.cached_input_tokens, c.input_tokens) } : {}),
-    };
-    const same = calcPrice(usage, c.model);
-    if (same) return { usd: same.total_price, from: label(same.provider.id, same.model.id, same.model_price, true) };
-    const r = calcPrice(usage, ref.model, { providerId: ref.providerId });
-    return r ? { usd: r.total_price, from: label(r.provider.id, r.model.id, r.model_price, false) } : null;
+    const f = find(c.model);
+    if (!f) return null;
+    const cached = Math.min(c.cached_input_tokens, c.input_tokens);
+    if (f.flat) {
+      const usd = ((c.input_tokens - cached) * f.flat.input + cached * f.flat.cacheRead + c.output_tokens * f.flat.output) / 1e6;
+      return { usd, from: f.label };
+    }
+    const usd = f.ask({ input_tokens: c.input_tokens, output_tokens: c.output_tokens, ...(cached ? { cache_read_tokens: cached } : {}) });
+    return usd === null ? null : { usd, from: f.label };
   };
 }
+
+type Usage = { input_tokens: number; output_tokens: number; cache_read_tokens?: number };

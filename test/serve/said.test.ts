@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { AuditRunPage, CostStats, IssuePage, StageRoundsPage } from "../../src/read-models.js";
-import { DOSE, DOSE_DRAFT, getJson, HOLE, LINK, NITPICK, SECRET, saidWorld, serve, type SaidWorld, type Serving } from "./world.js";
+import { DOSE, DOSE_DRAFT, getJson, HOLE, LINK, NITPICK, readText, SECRET, saidWorld, serve, type SaidWorld, type Serving } from "./world.js";
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 400_000 });
 
@@ -146,5 +146,14 @@ describe("costs of unknown price", () => {
     const call = page.body.cycles[0]?.stages[0]?.rounds[0]?.calls[0];
     expect(call?.cost_usd).toBeNull();
     expect(call?.estimate?.from).toContain("openai:gpt-4o-mini");
+  });
+
+  it("a serve.estimate_at the price table does not know stops dissent serve with one line naming the setting, exit 2", async () => {
+    const bad = w.write("bad-estimate.config.yaml", `${readText(w.quiet)}\nserve: { estimate_at: "nowhere:no-such-model" }\n`);
+    const r = await w.run(["serve", "--port", "0"], bad);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/^dissent: error: serve\.estimate_at 'nowhere:no-such-model' names no model of the price table/),
+    ]);
   });
 });

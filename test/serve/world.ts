@@ -294,6 +294,8 @@ export interface SaidWorld {
   run(args: string[], config?: string): Promise<CliResult>;
   /** The config file that records no text (log_content off), beside the default one that does. */
   quiet: string;
+  /** Writes a file into the world's folder; returns its path. */
+  write(name: string, text: string): string;
   close(): Promise<void>;
 }
 
@@ -331,6 +333,7 @@ export async function saidWorld(): Promise<SaidWorld> {
     double,
     run,
     quiet,
+    write: s.write,
     close: async () => {
       await double.close();
       s.cleanup();
