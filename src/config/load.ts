@@ -38,7 +38,7 @@ export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
 /** Default `serve.max_clients`: live-stream clients one `dissent serve` holds at once (docs/limits.md). */
 export const DEFAULT_SERVE_MAX_CLIENTS = 256;
 /** Default `serve.client_buffer_bytes`: what it holds unsent for one of them before letting it go. */
-export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 512 * 1024;
+export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 256 * 1024;
 /** Default `serve.estimate_at`: the list price the dashboard estimates calls of unknown price at. */
 export const DEFAULT_SERVE_ESTIMATE_AT = "openai:gpt-4o-mini";
 /** Default `budget.max_cycles_per_issue`. */

@@ -25,7 +25,7 @@ export interface AppDeps {
   page?: PageAssets;
   warn: (message: string) => void;
   heartbeatMs?: number;
-  /** `serve.client_buffer_bytes`: what the event stream holds unsent for one client (default 1 MiB; tests lower it). */
+  /** `serve.client_buffer_bytes`: what the event stream holds unsent for one client (default 256 KiB; tests lower it). */
   bufferBytes?: number;
   /** `serve.max_clients`: event-stream clients at once (default 256); one more is answered 503. */
   maxClients?: number;

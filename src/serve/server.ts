@@ -22,7 +22,7 @@ export interface ServeOptions {
   /** The built page's folder (default: dist/web). */
   webDir?: string;
   heartbeatMs?: number;
-  /** `serve.client_buffer_bytes` (default 1 MiB). */
+  /** `serve.client_buffer_bytes` (default 256 KiB). */
   bufferBytes?: number;
   /** `serve.max_clients` (default 256). */
   maxClients?: number;

@@ -9,7 +9,9 @@ import { intParam } from "./respond.js";
 /** How long a client may stay over its budget of unsent bytes without taking any of them before it is dropped. */
 export const STALL_MS = 2_000;
 /** A client this many times over its budget is dropped at once, taking bytes or not (live events come faster than it reads). */
-export const HARD_FACTOR = 8;
+export const HARD_FACTOR = 16;
+/** Frames larger than this are written in pieces of this size (Node's own high-water mark for a socket). */
+export const WRITE_PIECE = 16 * 1024;
 /** The most stored JSON one read of the log takes for a resuming client (docs/limits.md); the first event of a page always comes. */
 export const READ_BACK_PAGE_BYTES = 128 * 1024;
 /** …and the most events. */
@@ -32,7 +34,7 @@ export interface StreamDeps {
   onClose: (end: () => void) => (() => void) | undefined;
   /** Seconds between keep-alive comments. */
   heartbeatMs?: number;
-  /** `serve.client_buffer_bytes`: the bytes the server holds unsent for one client (default 1 MiB). */
+  /** `serve.client_buffer_bytes`: the bytes the server holds unsent for one client (default 256 KiB). */
   bufferBytes?: number;
   /** `serve.max_clients`, for the refusal's message (the count itself is `onClose`'s). */
   maxClients?: number;
@@ -129,6 +131,12 @@ export function eventStream(deps: StreamDeps) {
       let live = false;
       const unsent = () => queued + (out?.writableLength ?? 0);
       const write = (bytes: Uint8Array | string) => {
+        // A large frame goes in pieces (views, not copies): each piece the socket takes is progress, so a
+        // slow reader working through a big event is not taken for one that reads nothing.
+        if (typeof bytes !== "string" && bytes.byteLength > WRITE_PIECE) {
+          for (let at = 0; at < bytes.byteLength; at += WRITE_PIECE) write(bytes.subarray(at, at + WRITE_PIECE));
+          return;
+        }
         const size = typeof bytes === "string" ? bytes.length : bytes.byteLength;
         queued += size;
         chain = chain

@@ -126,6 +126,29 @@ describe("slow dashboard clients", () => {
     client.close();
   });
 
+  it("a slow reader working through an event far larger than its budget is not taken for one that reads nothing", async () => {
+    const d = await dashboard({ bufferBytes: 64 * 1024 });
+    await d.store.append([bulky(1, 8_000_000)]); // one 8 MB event (a reply kept with log_content can be that big)
+    await d.store.append([bulky(2, 100)]);
+    const last = await d.store.lastSeq();
+    // A reader on a slow link: it takes what the socket holds, then waits 50 ms, again and again (a few MB/s at most).
+    const socket = connect({ host: "127.0.0.1", port: d.port });
+    sockets.push(socket);
+    let text = "";
+    socket.on("data", (b: Buffer) => {
+      text += b.toString("latin1");
+      socket.pause();
+      setTimeout(() => socket.resume(), 50);
+    });
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write("GET /api/events/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n");
+    await until(() => text.includes(`\nid: ${last}\n\n`) || socket.destroyed, 120_000);
+    expect(text).toContain(`\nid: ${last}\n\n`); // both events arrived whole, and the stream is still up
+    expect(server?.dashboard.streams()).toMatchObject({ open: 1, dropped: 0 });
+    socket.destroy();
+    await closed;
+  });
+
   it("150 clients resuming from the start of a long log that never read: the server answers meanwhile, drops every one of them and frees its slot", async () => {
     // Issue 32: each stalled resumer used to hold a page of 1,000 events (and whatever it had queued) for good.
     const d = await dashboard({ bufferBytes: 64 * 1024 });
