@@ -5,7 +5,19 @@ import { implementationOf } from "./read-models/implementation.js";
 import { concernLineage } from "./read-models/lineage.js";
 import { cycleSteps } from "./read-models/steps.js";
 import { currentCycleUsage, cycleTimelines } from "./read-models/timeline.js";
-import type { IssueDetail, IssuePage, IssueSummary, WikiEntryView, WikiUse } from "./read-models/types.js";
+import type {
+  AuditRun,
+  AuditRunPage,
+  Estimator,
+  IssueDetail,
+  IssuePage,
+  IssueSummary,
+  RoundDetail,
+  StageRoundsPage,
+  WikiEntryView,
+  WikiUse,
+} from "./read-models/types.js";
+import { roundsArtifact } from "./pipeline/round-record.js";
 import { usageOf } from "./read-models/usage.js";
 import type { Store } from "./store/port.js";
 import type { TrackedIssue, Tracker } from "./trackers/port.js";
@@ -55,13 +67,13 @@ export async function showIssue(store: Store, tracker: Tracker, id: string): Pro
   return (await readIssue(store, tracker, id)).detail;
 }
 
-async function readIssue(store: Store, tracker: Tracker, id: string) {
+async function readIssue(store: Store, tracker: Tracker, id: string, estimate?: Estimator) {
   const issue: TrackedIssue = await tracker.get(id);
   const [row, state, events] = await Promise.all([store.plan(issue.id), store.state(issue.id), store.events({ issueId: issue.id })]);
   const cycle = row?.cycle ?? 0;
   const art = (name: string) => (row ? store.artifact(issue.id, cycle, name) : Promise.resolve(undefined));
   const [plan, brief, shape, criteria, prBody] = await Promise.all([art("plan"), art("brief"), art("shape"), art("acceptance_criteria"), art("pull_request")]);
-  const cycles = cycleTimelines(events, isRunning(issue.labels));
+  const cycles = cycleTimelines(events, isRunning(issue.labels), estimate);
   // The cycle's dollars are null, never 0, when one of its network calls had no known price (docs/serve.md).
   const current = currentCycleUsage(cycles, cycle);
   const lifetime = usageOf(cycles.flatMap((c) => [...c.calls, ...c.stages.flatMap((st) => st.rounds.flatMap((r) => r.calls))]));
@@ -98,9 +110,15 @@ async function readIssue(store: Store, tracker: Tracker, id: string) {
 }
 
 /** The dashboard's issue page: the issue, its stage timeline per cycle, and every concern's lineage. */
-export async function issuePage(store: Store, tracker: Tracker, id: string, givenTo: (entryId: string) => readonly WikiUse[]): Promise<IssuePage> {
+export async function issuePage(
+  store: Store,
+  tracker: Tracker,
+  id: string,
+  givenTo: (entryId: string) => readonly WikiUse[],
+  estimate?: Estimator,
+): Promise<IssuePage> {
   const lastSeq = await store.lastSeq();
-  const { issue, detail, state, events, cycles } = await readIssue(store, tracker, id);
+  const { issue, detail, state, events, cycles } = await readIssue(store, tracker, id, estimate);
   const wiki = await readWiki(store.wiki);
   const calls = cycles.flatMap((c) => [...c.calls, ...c.stages.flatMap((s) => s.rounds.flatMap((r) => r.calls))]);
   return {
@@ -129,4 +147,41 @@ export async function wikiEntries(store: Store, givenTo: (entryId: string) => re
     ...(withBody ? { body: e.body } : {}),
     given_to: [...givenTo(e.id)],
   }));
+}
+
+const isRoundDetail = (v: unknown): v is RoundDetail =>
+  typeof v === "object" &&
+  v !== null &&
+  typeof (v as RoundDetail).round === "number" &&
+  typeof (v as RoundDetail).draft === "string" &&
+  Array.isArray((v as RoundDetail).critics);
+
+/**
+ * A stage's rounds as it recorded them when it finished (docs/serve.md "What was said"): each
+ * round's draft, what each critic said, the verifier's verdicts and what blocked. A stage still
+ * running, interrupted, or planned before rounds were kept has none (`absent` says which).
+ */
+export async function stageRounds(store: Store, issueId: string, cycle: number, stage: string): Promise<StageRoundsPage> {
+  const head = { issue_id: issueId, cycle, stage };
+  const text = await store.artifact(issueId, cycle, roundsArtifact(stage));
+  if (text !== undefined) {
+    try {
+      const record = JSON.parse(text) as { v?: unknown; rounds?: unknown };
+      if (record.v === 1 && Array.isArray(record.rounds)) return { ...head, rounds: record.rounds.filter(isRoundDetail) };
+    } catch {
+      // a record that does not read is shown as none, below
+    }
+  }
+  const marks = await store.events({ issueId, types: ["AdversarialStageStarted", "AdversarialStageCompleted"] });
+  const mine = marks.filter((e) => (e.type === "AdversarialStageStarted" || e.type === "AdversarialStageCompleted") && e.cycle === cycle && e.stage === stage);
+  const running = mine.at(-1)?.type === "AdversarialStageStarted";
+  return { ...head, rounds: [], absent: running ? "running" : "not_recorded" };
+}
+
+/** One run of `dissent run` with its calls and, when its calls carry text (`log_content: true`), what it said. */
+export async function runPage(store: Store, run: AuditRun): Promise<AuditRunPage> {
+  const events = await Promise.all(run.calls.map((c) => store.events({ after: c.seq - 1, limit: 1 })));
+  const calls = events.flat().filter((e): e is Extract<typeof e, { type: "ModelCall" }> => e.type === "ModelCall" && e.run_id === run.run_id);
+  const { runText } = await import("./read-models/run-text.js"); // the gate's parser, loaded only for this page
+  return { ...run, text: runText(calls) };
 }

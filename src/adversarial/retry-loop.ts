@@ -87,6 +87,19 @@ export interface RoundProgress {
   blocking?: number;
 }
 
+/**
+ * What one voted round said, for the record a stage keeps of its rounds (the dashboard shows it):
+ * the draft the critics read, each critic's findings (or its failure), each lone HIGH with its second
+ * opinion, and what blocked.
+ */
+export interface RoundReport<A> {
+  round: number;
+  artifact: A;
+  critics: { role: string; findings: readonly Finding[]; failed?: string }[];
+  secondOpinions: { concern: Concern; opinion: Opinion }[];
+  blocking: readonly Concern[];
+}
+
 /** What one run of the loop works in: the issue, its cycle, the budget, where events go, ids for new concerns. */
 export interface LoopContext<A = unknown> {
   issueId: string | null;
@@ -109,6 +122,8 @@ export interface LoopContext<A = unknown> {
   textOf?: (artifact: A) => string;
   now?: () => string;
   onProgress?: (p: RoundProgress) => void;
+  /** Told of each round the critics voted on (or all failed on), once it is tallied. */
+  onRound?: (r: RoundReport<A>) => void;
   /** One line per critic failure, failed second opinion or producer fault (docs/issue.md: never silent). */
   warn?: (message: string) => void;
 }
@@ -190,6 +205,7 @@ export class AdversarialRetryLoop<A> {
     const progress = (p: Omit<RoundProgress, "stage" | "round">) => ctx.onProgress?.({ stage: stage.stage, round, ...p });
     let votes: Vote[];
     let failures: number;
+    let failed: { role: string; error: string }[];
     try {
       progress({ step: "producing" });
       const produced = await this.producer.produce(input);
@@ -213,7 +229,7 @@ export class AdversarialRetryLoop<A> {
           return;
         }
       }
-      ({ votes, failures } = await this.vote(state, ctx, produced.artifact, reviews, progress));
+      ({ votes, failures, failed } = await this.vote(state, ctx, produced.artifact, reviews, progress));
     } catch (e) {
       if (BudgetExceeded.isInstance(e)) {
         state.outcome = "budget";
@@ -222,7 +238,13 @@ export class AdversarialRetryLoop<A> {
       throw e;
     }
 
+    const critics = () =>
+      this.critics.map((c) => {
+        const f = failed.find((x) => x.role === c.role);
+        return f ? { role: c.role, findings: [], failed: f.error } : { role: c.role, findings: votes.find((v) => v.role === c.role)?.findings ?? [] };
+      });
     if (this.critics.length > 0 && failures === this.critics.length) {
+      ctx.onRound?.({ round, artifact: state.artifact as A, critics: critics(), secondOpinions: [], blocking: [] });
       state.allFailedInARow++;
       progress({ step: "tallied" });
       if (state.allFailedInARow >= MAX_ALL_FAILED_ROUNDS) state.outcome = "crashed";
@@ -260,6 +282,13 @@ export class AdversarialRetryLoop<A> {
       ctx.emit?.({ type: "ConcernBlocked", issue_id: ctx.issueId, stage: stage.stage, round, concern: c });
     }
     progress({ step: "tallied", blocking: state.blocking.length });
+    ctx.onRound?.({
+      round,
+      artifact,
+      critics: critics(),
+      secondOpinions: t.lone.map((concern, i) => ({ concern, opinion: opinions[i] ?? { kind: "skipped", why: "no_verifier" } })),
+      blocking: state.blocking,
+    });
 
     if (state.blocking.length === 0) {
       state.outcome = "converged";
@@ -281,7 +310,7 @@ export class AdversarialRetryLoop<A> {
     artifact: A,
     reviews: Review[],
     progress: (p: Omit<RoundProgress, "stage" | "round">) => void,
-  ): Promise<{ votes: Vote[]; failures: number }> {
+  ): Promise<{ votes: Vote[]; failures: number; failed: { role: string; error: string }[] }> {
     const states: Record<string, "voting" | "done" | "failed"> = {};
     for (const c of this.critics) states[c.role] = "voting";
     progress({ step: "voting", critics: { ...states } });
@@ -301,6 +330,7 @@ export class AdversarialRetryLoop<A> {
     );
     for (const s of settled) if (s.status === "rejected" && (isFatal(s.reason) || BudgetExceeded.isInstance(s.reason))) throw s.reason;
     const votes: Vote[] = [];
+    const failed: { role: string; error: string }[] = [];
     let failures = 0;
     settled.forEach((s, i) => {
       const role = this.critics[i]?.role ?? "critic";
@@ -311,12 +341,13 @@ export class AdversarialRetryLoop<A> {
         return;
       }
       failures++;
+      failed.push({ role, error: firstLine(s.reason) });
       state.counts.criticFailures++;
       state.failedRounds.set(role, (state.failedRounds.get(role) ?? 0) + 1);
       state.lastCriticError = `${role}: ${messageOf(s.reason)}`;
       ctx.warn?.(`critic ${role} failed in ${state.stage.stage} round ${reviews[i]?.round ?? state.round} and contributed nothing: ${firstLine(s.reason)}`);
     });
-    return { votes, failures };
+    return { votes, failures, failed };
   }
 
   /**

@@ -4,6 +4,7 @@ import { ConfigError, UsageError } from "../errors.js";
 import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
 import { STAGES } from "../pipeline/stages.js";
 import { severityText } from "../contracts/severity-text.js";
+import { blockedStages, type StageBlocks } from "../read-models/blocked.js";
 import { json, withDissent, type Common } from "./common.js";
 import { safe, type Io } from "./io.js";
 import { costText, table } from "./table.js";
@@ -159,6 +160,27 @@ function stepsTable(steps: readonly StepRow[]): string {
 const callsLine = (cycle: number, total: number, n: number) =>
   `${cycle} network call${cycle === 1 ? "" : "s"} in cycle ${n}${total !== cycle ? `, ${total} over the issue's ${n} cycles` : ""}`;
 
+/**
+ * What blocked each stage of the cycle, round by round, and how it ended (issue 31: the CRITICAL
+ * that blocked was only in `events`): one line per blocking concern — id, severity, its first line —
+ * then one per concern saying how it left the stage. Nothing when no stage was blocked.
+ */
+function blockedLines(stages: readonly StageBlocks[]): string[] {
+  if (!stages.length) return [];
+  const width = Math.max(...stages.map((s) => s.stage.length));
+  const out = ["what blocked:"];
+  for (const s of stages) {
+    let head = s.stage.padEnd(width);
+    for (const r of s.blocked)
+      for (const c of r.concerns) {
+        out.push(`  ${head}  r${r.round}  ${c.id}  ${safe(c.severity)}  ${safe(c.line)}`);
+        head = " ".repeat(width);
+      }
+    for (const e of s.ended) out.push(`  ${" ".repeat(width)}  → ${e.id} ${e.how}`);
+  }
+  return out;
+}
+
 function concernList(pending: readonly Concern[]): string {
   if (!pending.length) return "pending concerns: none";
   return [
@@ -230,6 +252,15 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     lines.push(stepsTable(shown.steps).trimEnd());
     const ran = result.calls === shown.calls_cycle ? "" : ` (${result.calls} in this run)`;
     lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${callsLine(shown.calls_cycle, shown.calls_total, shown.cycle)}${ran}`);
+
+    if (result.stages.length) lines.push(stageTable(result.stages).trimEnd());
+    if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));
+    else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
+    const costs = result.stages.map((s) => s.cost_usd);
+    const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
+    lines.push(
+      `status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`,
+    );
     lines.push(concernList(result.pending_concerns));
     lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);
     io.stdout(`${lines.join("\n")}\n`);

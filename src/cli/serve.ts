@@ -30,6 +30,9 @@ export async function serveCommand(opts: Common & { port: string; host: string }
         host,
         port: Number(opts.port),
         ...(token !== undefined ? { token } : {}),
+        bufferBytes: d.config.serve.clientBufferBytes,
+        maxClients: d.config.serve.maxClients,
+        estimateAt: d.config.serve.estimateAt,
         warn: (m) => status.print(`dissent: warning: ${m}`),
       });
       if (opts.json) json(io, { url: server.url, host, port: server.port, token_required: token !== undefined });

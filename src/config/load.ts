@@ -40,6 +40,12 @@ export const DEFAULT_MCP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /** Default `budget.max_calls_per_issue`: about one full load-bearing cycle and two replans (ADR-021). */
 export const DEFAULT_MAX_CALLS_PER_ISSUE = 60;
+/** Default `serve.max_clients`: live-stream clients one `dissent serve` holds at once (docs/limits.md). */
+export const DEFAULT_SERVE_MAX_CLIENTS = 256;
+/** Default `serve.client_buffer_bytes`: what it holds unsent for one of them before letting it go. */
+export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 256 * 1024;
+/** Default `serve.estimate_at`: the list price the dashboard estimates calls of unknown price at. */
+export const DEFAULT_SERVE_ESTIMATE_AT = "openai:gpt-4o-mini";
 /** Default `budget.max_cycles_per_issue`. */
 export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
@@ -367,6 +373,11 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
     modelsDir,
     offline: file.offline ?? ["1", "true", "yes"].includes((env.DISSENT_OFFLINE ?? "").toLowerCase()),
     logContent: file.log_content ?? false,
+    serve: {
+      maxClients: file.serve?.max_clients ?? DEFAULT_SERVE_MAX_CLIENTS,
+      clientBufferBytes: file.serve?.client_buffer_bytes ?? DEFAULT_SERVE_CLIENT_BUFFER_BYTES,
+      estimateAt: file.serve?.estimate_at === false ? null : (file.serve?.estimate_at ?? DEFAULT_SERVE_ESTIMATE_AT),
+    },
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
     mcp: { maxMessageBytes: file.mcp?.max_message_bytes ?? DEFAULT_MCP_MAX_MESSAGE_BYTES },
   };

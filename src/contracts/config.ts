@@ -262,6 +262,18 @@ export const ConfigFile = lazySchema(() =>
       /** Never download a model (also DISSENT_OFFLINE=1). */
       offline: z.boolean().optional(),
       log_content: z.boolean().optional(),
+      /** `dissent serve` (docs/serve.md, docs/limits.md): how many live-stream clients at once, and what the server holds unsent for each. */
+      serve: z
+        .object({
+          max_clients: z.number().int().min(1).max(100_000).optional(),
+          client_buffer_bytes: z.number().int().min(65_536).max(1_073_741_824).optional(),
+          /** The price the dashboard estimates calls of unknown price at ("provider:model" of the price table), or false for none. */
+          estimate_at: z
+            .union([z.string().regex(/^[^:\s]+:\S+$/, 'give "provider:model" of the price table, e.g. openai:gpt-4o-mini'), z.literal(false)])
+            .optional(),
+        })
+        .strict()
+        .optional(),
       /** Every provider's `max_reply_bytes` unless it sets its own (default 8 MiB). */
       max_reply_bytes: z.number().int().min(1024).max(1_073_741_824).optional(),
       /** `dissent mcp` (docs/mcp.md). */
@@ -331,6 +343,8 @@ export interface Config {
   modelsDir: string;
   offline: boolean;
   logContent: boolean;
+  /** `serve:` — the event stream's bounds (docs/limits.md). */
+  serve: { maxClients: number; clientBufferBytes: number; estimateAt: string | null };
   /** `max_reply_bytes` for providers that set none (docs/limits.md). */
   maxReplyBytes: number;
   /** `dissent mcp`: the largest message a client may send (`mcp.max_message_bytes`, docs/limits.md). */

@@ -142,13 +142,19 @@ export class PlanningCycle {
     this.handed.clear();
   }
 
-  /** Commits one stage atomically: its artifact, its events and the concern counter (false if it was already committed). */
-  async commitStage(stage: string, artifact: { name: ArtifactName; content: string } | undefined, events: NewEvent[]): Promise<boolean> {
+  /** Commits one stage atomically: its artifact, its records (its rounds), its events and the concern counter (false if it was already committed). */
+  async commitStage(
+    stage: string,
+    artifact: { name: ArtifactName; content: string } | undefined,
+    events: NewEvent[],
+    records: { name: string; content: string }[] = [],
+  ): Promise<boolean> {
     const done = await this.store.commitStage({
       issueId: this.issueId,
       cycle: this.number,
       stage,
       ...(artifact ? { artifact } : {}),
+      ...(records.length ? { records } : {}),
       events,
       concernSeq: this.seq,
     });

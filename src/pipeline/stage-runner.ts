@@ -8,6 +8,8 @@ import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
 import type { Meter } from "./meter.js";
 import { producerFaults } from "./producer-faults.js";
+import type { RoundDetail } from "../read-models/types.js";
+import { roundDetail, roundsArtifact, stageRoundsText } from "./round-record.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { criticRequest, issueText, parseFindings, parseVerdict, producerRequest, verifierRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
@@ -184,6 +186,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     p.catch(() => undefined);
     started.push(p);
   };
+  // What each round said, kept with the stage (docs/serve.md "What was said").
+  const rounds: RoundDetail[] = [];
   const mark = deps.meter.now();
   const loop = new AdversarialRetryLoop<Artifact>(producer, critics, verifier);
   let result: Awaited<ReturnType<typeof loop.run>>;
@@ -203,6 +207,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+      onRound: (r) => rounds.push(roundDetail(r, render)),
     });
   } catch (e) {
     deps.cycle.rewindIds(); // the stage will be run again whole: its ids are handed out again, identically
@@ -220,7 +225,9 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const carried = result.artifact === undefined ? [] : carryEvents(issueId, due, answered, stage.mustAddressBy, "carried");
   const content = result.artifact === undefined ? undefined : stage.codec.encode(result.artifact);
   const artifact: { name: ArtifactName; content: string } | undefined = content === undefined ? undefined : { name: stage.artifact, content };
-  await deps.cycle.commitStage(stage.stage, artifact, [...answered, ...carried, ...buffered].filter(deps.keep));
+  await deps.cycle.commitStage(stage.stage, artifact, [...answered, ...carried, ...buffered].filter(deps.keep), [
+    { name: roundsArtifact(stage.stage), content: stageRoundsText(stage.stage, rounds) },
+  ]);
   return { stageRun: result.stageRun, artifact: content };
 }
 

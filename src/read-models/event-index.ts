@@ -1,5 +1,5 @@
-import { addCall, callRow, emptyUsage } from "./usage.js";
-import type { AuditRun, CallRow, CostStats, ServedEvent, Usage, UsageRow, WikiUse } from "./types.js";
+import { addCall, callRow, copyUsage, emptyUsage } from "./usage.js";
+import type { AuditRun, CallRow, CostStats, Estimator, ServedEvent, Usage, UsageRow, WikiUse } from "./types.js";
 
 /** Roles of `dissent run` (docs/run.md). */
 const RUN_ROLES = new Set(["executor", "challenger", "revision"]);
@@ -24,6 +24,9 @@ export class EventIndex {
   private readonly wikiUses = new Map<string, Map<string, WikiUse>>();
   private seq = 0;
 
+  /** `estimate` prices the calls of unknown price from their tokens (docs/serve.md "Cost"). */
+  constructor(private readonly estimate?: Estimator) {}
+
   /** The last `seq` folded in. */
   get lastSeq(): number {
     return this.seq;
@@ -45,7 +48,7 @@ export class EventIndex {
       return;
     }
     if (e.type !== "ModelCall") return;
-    const row = callRow(e);
+    const row = callRow(e, this.estimate);
     addCall(this.totals, row);
     bump(this.byRole, row.role, row);
     bump(this.byModel, `${row.provider}:${row.model}`, row);
@@ -101,7 +104,7 @@ export class EventIndex {
   /** Calls, tokens and dollars by role, model, day and issue. */
   stats(): CostStats {
     return {
-      totals: { ...this.totals },
+      totals: copyUsage(this.totals),
       by_role: rows(this.byRole, byCost),
       by_model: rows(this.byModel, byCost),
       by_day: rows(this.byDay, (a, b) => (a.key < b.key ? -1 : 1)),
@@ -113,13 +116,13 @@ export class EventIndex {
 
   /** Every call of one issue (all cycles), summed. */
   issueUsage(issueId: string): Usage {
-    return { ...(this.byIssue.get(issueId) ?? emptyUsage()) };
+    return copyUsage(this.byIssue.get(issueId) ?? emptyUsage());
   }
 
   /** The calls of an issue's current planning cycle, summed (what `issue show` prices). */
   cycleUsage(issueId: string): Usage {
     const c = this.cycles.get(issueId);
-    return { ...(c?.current ?? emptyUsage()) };
+    return copyUsage(c?.current ?? emptyUsage());
   }
 
   /** The latest runs first, without their calls. */
@@ -127,12 +130,12 @@ export class EventIndex {
     return [...this.runs.values()]
       .sort((a, b) => b.first_seq - a.first_seq)
       .slice(0, limit)
-      .map(({ calls: _calls, ...r }) => ({ ...r, usage: { ...r.usage } }));
+      .map(({ calls: _calls, ...r }) => ({ ...r, usage: copyUsage(r.usage) }));
   }
 
   run(id: string): AuditRun | undefined {
     const r = this.runs.get(id);
-    return r ? { ...r, calls: [...r.calls], usage: { ...r.usage } } : undefined;
+    return r ? { ...r, calls: [...r.calls], usage: copyUsage(r.usage) } : undefined;
   }
 
   /** The issues a wiki entry was given to, in the order they first got it. */
@@ -150,5 +153,5 @@ function bump(map: Map<string, Usage>, key: string, row: CallRow): void {
 const byCost = (a: UsageRow, b: UsageRow) => b.known_usd - a.known_usd || b.calls - a.calls || (a.key < b.key ? -1 : 1);
 
 function rows(map: Map<string, Usage>, order: (a: UsageRow, b: UsageRow) => number): UsageRow[] {
-  return [...map.entries()].map(([key, u]) => ({ key, ...u })).sort(order);
+  return [...map.entries()].map(([key, u]) => ({ key, ...copyUsage(u) })).sort(order);
 }

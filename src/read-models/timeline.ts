@@ -1,5 +1,5 @@
 import { callRow, emptyUsage, usageOf } from "./usage.js";
-import type { CallRow, CycleTimeline, RoundEntry, ServedEvent, StageEntry } from "./types.js";
+import type { CallRow, CycleTimeline, Estimator, RoundEntry, ServedEvent, StageEntry } from "./types.js";
 
 /**
  * An issue's planning cycles read from its events, oldest first: the ComplexityGate's route, every
@@ -7,10 +7,12 @@ import type { CallRow, CycleTimeline, RoundEntry, ServedEvent, StageEntry } from
  * reviewer). `running` says whether a phase is running now (its transient label is on the issue):
  * the last unfinished stage is then `running`, every other unfinished one `interrupted`.
  *
+ * `estimate` prices the calls of unknown price from their tokens (the dashboard's; the CLI has none).
+ *
  * ModelCall events carry no cycle: a call belongs to the cycle last routed, except the gate's own
  * call, which comes just before the ComplexityGateRouted event of the cycle it opens.
  */
-export function cycleTimelines(events: readonly ServedEvent[], running: boolean): CycleTimeline[] {
+export function cycleTimelines(events: readonly ServedEvent[], running: boolean, estimate?: Estimator): CycleTimeline[] {
   const cycles = new Map<number, CycleTimeline & { stageCalls: Map<StageEntry, CallRow[]> }>();
   const cycleOf = (n: number) => {
     let c = cycles.get(n);
@@ -99,7 +101,7 @@ export function cycleTimelines(events: readonly ServedEvent[], running: boolean)
         break;
       }
       case "ModelCall": {
-        const row = callRow(e);
+        const row = callRow(e, estimate);
         if (e.role === "complexity_gate") {
           const c = cycleOf(routed + 1);
           c.started_at ??= e.at;

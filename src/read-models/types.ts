@@ -33,6 +33,8 @@ export interface CallRow {
   cache_write_input_tokens: number;
   /** USD; null when the model's price is unknown (never 0 for unknown). */
   cost_usd: number | null;
+  /** For a network call of unknown price: what its tokens would cost at a known price, and which (docs/serve.md "Cost"). */
+  estimate?: PriceEstimate;
   error?: string;
   stage?: string;
   round?: number;
@@ -58,7 +60,30 @@ export interface Usage {
   unpriced_calls: number;
   /** `known_usd`, or null when some network call had no known price. */
   cost_usd: number | null;
+  /** Tokens of the calls answered from the reply cache, as they were when first made (not spent again). */
+  reply_cache_input_tokens: number;
+  reply_cache_output_tokens: number;
+  /** Of the unpriced network calls, how many have an estimate, their estimated dollars, and the prices used (docs/serve.md "Cost"). */
+  estimated_calls: number;
+  estimated_usd: number;
+  estimate_from: string[];
 }
+
+/** What a call of unknown price would cost at a known one: an estimate, and the price it used. */
+export interface PriceEstimate {
+  usd: number;
+  /** The price used, in words: "openai:gpt-4o-mini at $0.15 / $0.60 per M tokens in / out". */
+  from: string;
+}
+
+/** Estimates a network call of unknown price from its tokens (null when it cannot). */
+export type Estimator = (call: {
+  provider: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+}) => PriceEstimate | null;
 
 /** One card of the board (and one row of `issue list`). */
 export interface IssueSummary {
@@ -143,6 +168,59 @@ export interface RoundEntry {
   round: number;
   calls: CallRow[];
   usage: Usage;
+}
+
+/** One finding of a critic in a round, as the stage recorded it (docs/serve.md "What was said"). */
+export interface RoundFinding {
+  severity: Concern["severity"];
+  category: string;
+  concern: string;
+  evidence: string;
+  /** Whether its evidence is in the round's draft (a CRITICAL/HIGH that is not counts as MEDIUM). */
+  grounded: boolean;
+  known_gap?: string;
+}
+
+/** A lone HIGH put to the verifier in a round, and what came of it (docs/issue.md "How a HIGH becomes blocking"). */
+export interface RoundSecondOpinion {
+  concern_id: string;
+  concern: string;
+  raised_by: string;
+  /** confirmed (it blocks), refuted, unquoted (a confirm that quoted nothing of the draft), failed, skipped. */
+  outcome: "confirmed" | "refuted" | "unquoted" | "failed" | "skipped";
+  by?: string;
+  reason?: string;
+  evidence?: string;
+  /** Why it was skipped or how it failed. */
+  why?: string;
+}
+
+/** One round as a stage recorded it: the draft its critics read, what each said, the verifier's verdicts, what blocked. */
+export interface RoundDetail {
+  round: number;
+  /** The artifact as the critics read it (at most 256 KiB; `draft_truncated` when cut). */
+  draft: string;
+  draft_truncated?: boolean;
+  critics: { role: string; findings: RoundFinding[]; failed?: string }[];
+  second_opinions: RoundSecondOpinion[];
+  blocking: { id: string; severity: Concern["severity"]; concern: string; raised_by: string }[];
+}
+
+/** The record a finished stage keeps of its rounds (the artifact `rounds:<stage>` of its cycle). */
+export interface StageRounds {
+  v: 1;
+  stage: string;
+  rounds: RoundDetail[];
+}
+
+/** `GET /api/issues/:id/stages/:cycle/:stage`: a stage's rounds, or why there are none to show. */
+export interface StageRoundsPage {
+  issue_id: string;
+  cycle: number;
+  stage: string;
+  rounds: RoundDetail[];
+  /** Set when nothing is recorded: the stage is still running, was interrupted, or was planned before rounds were kept. */
+  absent?: "running" | "not_recorded";
 }
 
 /** One stage as the timeline shows it: running, finished, or interrupted (a killed run resumed later). */
@@ -268,6 +346,40 @@ export interface AuditRun {
   models: string[];
   calls: CallRow[];
   usage: Usage;
+}
+
+/** A concern of the challenger on a run's draft. */
+export interface RunConcern {
+  category: string;
+  severity: string;
+  concern: string;
+  evidence: string;
+  suggested_fix?: string;
+}
+
+/**
+ * What a run said (docs/serve.md "What was said"): its prompt, the executor's draft, the challenger's
+ * concerns (the grounded ones, those whose evidence is not in the draft, apart) and the final answer.
+ * From the run's ModelCall events, which hold text only with `log_content: true`.
+ */
+export interface RunText {
+  prompt: string | null;
+  draft: string | null;
+  verdict: "pass" | "needs_work" | null;
+  concerns: RunConcern[];
+  ungrounded: RunConcern[];
+  /** Why the challenger's reply could not be read (then there are no concerns to show). */
+  challenger_error?: string;
+  revised: boolean;
+  final: string | null;
+}
+
+/** One run with its calls, and what it said when its text was recorded. */
+export interface AuditRunPage extends AuditRun {
+  /** Null when the run's calls carry no text: `log_content` was off when it ran. */
+  text: RunText | null;
+  /** The log's last `seq` the server had folded when it answered (the page follows the stream from there). */
+  last_seq?: number;
 }
 
 /** One row of a cost breakdown. */

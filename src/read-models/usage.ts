@@ -1,6 +1,6 @@
 import type { ModelCallEvent } from "../contracts/events.js";
 import { roundUsd } from "../models/pricing.js";
-import type { CallRow, Usage } from "./types.js";
+import type { CallRow, Estimator, Usage } from "./types.js";
 
 /** Usage of no calls. */
 export function emptyUsage(): Usage {
@@ -15,8 +15,16 @@ export function emptyUsage(): Usage {
     known_usd: 0,
     unpriced_calls: 0,
     cost_usd: 0,
+    reply_cache_input_tokens: 0,
+    reply_cache_output_tokens: 0,
+    estimated_calls: 0,
+    estimated_usd: 0,
+    estimate_from: [],
   };
 }
+
+/** The most distinct prices a usage names for its estimate (the rest are in the calls). */
+const MAX_ESTIMATE_FROM = 3;
 
 /**
  * Adds one call to a usage (in place). Network calls count; a cache hit is counted apart and is
@@ -25,11 +33,14 @@ export function emptyUsage(): Usage {
 export function addCall(
   u: Usage,
   c: Pick<CallRow, "cached" | "input_tokens" | "output_tokens" | "cost_usd" | "error"> &
-    Partial<Pick<CallRow, "cached_input_tokens" | "cache_write_input_tokens">>,
+    Partial<Pick<CallRow, "cached_input_tokens" | "cache_write_input_tokens" | "estimate">>,
 ): Usage {
   if (c.error) u.failed_calls++;
   if (c.cached) {
+    // Free now; its tokens are those of the call that first made the reply (a cached run still shows what it read and wrote).
     u.cached_calls++;
+    u.reply_cache_input_tokens += c.input_tokens;
+    u.reply_cache_output_tokens += c.output_tokens;
     return u;
   }
   u.calls++;
@@ -37,8 +48,14 @@ export function addCall(
   u.output_tokens += c.output_tokens;
   u.cached_input_tokens += c.cached_input_tokens ?? 0;
   u.cache_write_input_tokens += c.cache_write_input_tokens ?? 0;
-  if (c.cost_usd === null) u.unpriced_calls++;
-  else u.known_usd = roundUsd(u.known_usd + c.cost_usd);
+  if (c.cost_usd === null) {
+    u.unpriced_calls++;
+    if (c.estimate) {
+      u.estimated_calls++;
+      u.estimated_usd = roundUsd(u.estimated_usd + c.estimate.usd);
+      if (!u.estimate_from.includes(c.estimate.from) && u.estimate_from.length < MAX_ESTIMATE_FROM) u.estimate_from.push(c.estimate.from);
+    }
+  } else u.known_usd = roundUsd(u.known_usd + c.cost_usd);
   u.cost_usd = u.unpriced_calls > 0 ? null : u.known_usd;
   return u;
 }
@@ -66,8 +83,25 @@ export function usageOf(calls: readonly CallRow[]): Usage {
   return calls.reduce(addCall, emptyUsage());
 }
 
-/** A ModelCall event as a call row (cost `undefined` in old events is read as unknown). */
-export function callRow(e: ModelCallEvent & { seq: number }): CallRow {
+/** A copy of a usage (its list of prices is its own). */
+export const copyUsage = (u: Usage): Usage => ({ ...u, estimate_from: [...u.estimate_from] });
+
+/**
+ * A ModelCall event as a call row (cost `undefined` in old events is read as unknown); `estimate`
+ * prices a network call of unknown price from its tokens.
+ */
+export function callRow(e: ModelCallEvent & { seq: number }, estimate?: Estimator): CallRow {
+  const unpriced = (e.cost_usd ?? null) === null && !e.cached;
+  const guess =
+    unpriced && estimate
+      ? estimate({
+          provider: e.provider,
+          model: e.model,
+          input_tokens: e.input_tokens,
+          output_tokens: e.output_tokens,
+          cached_input_tokens: e.cached_input_tokens ?? 0,
+        })
+      : null;
   return {
     seq: e.seq,
     at: e.at,
@@ -85,6 +119,7 @@ export function callRow(e: ModelCallEvent & { seq: number }): CallRow {
     cached_input_tokens: e.cached_input_tokens ?? 0,
     cache_write_input_tokens: e.cache_write_input_tokens ?? 0,
     cost_usd: e.cost_usd ?? null,
+    ...(guess ? { estimate: guess } : {}),
     ...(e.error ? { error: e.error } : {}),
     ...(e.stage ? { stage: e.stage } : {}),
     ...(e.round !== undefined ? { round: e.round } : {}),

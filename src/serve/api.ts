@@ -1,6 +1,6 @@
 import type { Hono } from "hono";
 import { DissentError, StoreError } from "../errors.js";
-import { issuePage, wikiEntries, type EventIndex } from "../read-models.js";
+import { issuePage, runPage, stageRounds, wikiEntries, type Estimator, type EventIndex } from "../read-models.js";
 import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { BoardCache } from "./board.js";
@@ -17,19 +17,22 @@ export interface ApiDeps {
   respond: Respond;
   /** Resolves once the index holds the whole log (the server answers before that). */
   ready: Promise<void>;
+  /** Prices calls of unknown price from their tokens (docs/serve.md "Cost"). */
+  estimate?: Estimator;
 }
 
 /** The routes, for `GET /api` and the README. */
 export const API_ROUTES: Record<string, string> = {
   "GET /api/issues": "the board: every issue with its state label (column), status, running stage, pending concerns, calls and dollars",
   "GET /api/issues/:id": "one issue: the issue, its planning cycles with each stage's rounds and calls, and every concern's lineage",
+  "GET /api/issues/:id/stages/:cycle/:stage": "what a stage's rounds said: each round's draft, each critic's findings, the verifier's verdicts, what blocked",
   "GET /api/events?after=SEQ&limit=N&issue=ID&type=T,U": "the event log, oldest first, each event with its seq (limit 1..1000, default 200)",
   "GET /api/events/stream?after=SEQ&issue=ID": "server-sent events, one per committed event (id = seq); resumes after Last-Event-ID",
   "GET /api/wiki": "wiki entries, each with the issues it was given to",
   "GET /api/wiki/:id": "one wiki entry with its markdown",
   "GET /api/stats": "calls, tokens and dollars: totals and by role, model, day (UTC) and issue",
   "GET /api/runs?limit=N": "the audit runs of dissent run, latest first (limit 1..1000, default 100)",
-  "GET /api/runs/:id": "one run with its calls",
+  "GET /api/runs/:id": "one run with its calls and, when its calls carry text (log_content: true), its prompt, draft, concerns and final answer",
 };
 
 const ID = /^[A-Za-z0-9._:#/-]{1,200}$/;
@@ -50,12 +53,22 @@ export function apiRoutes(app: Hono, deps: ApiDeps): void {
     if (!ID.test(id)) return bad(c, "not an issue id");
     await deps.ready;
     try {
-      return respond(c, await issuePage(store, tracker, id, (entry) => index.givenTo(entry)));
+      return respond(c, await issuePage(store, tracker, id, (entry) => index.givenTo(entry), deps.estimate));
     } catch (e) {
       // The tracker says the issue does not exist (or cannot be read): that is the answer, not a crash.
       if (DissentError.isInstance(e) && e.name !== StoreError.errorName) return respond(c, { error: e.message }, 404);
       throw e;
     }
+  });
+
+  app.get("/api/issues/:id/stages/:cycle/:stage", async (c) => {
+    const id = c.req.param("id").replace(/^#/, "");
+    if (!ID.test(id)) return bad(c, "not an issue id");
+    const cycle = intParam(c.req.param("cycle"), "cycle", 1, 1_000_000);
+    if (typeof cycle !== "number") return bad(c, typeof cycle === "object" ? cycle.error : "cycle must be a whole number");
+    const stage = c.req.param("stage");
+    if (!/^[a-z_]{1,64}$/.test(stage)) return bad(c, "not a stage name");
+    return respond(c, await stageRounds(store, id, cycle, stage));
   });
 
   app.get("/api/events", async (c) => {
@@ -100,6 +113,8 @@ export function apiRoutes(app: Hono, deps: ApiDeps): void {
   app.get("/api/runs/:id", async (c) => {
     await deps.ready;
     const run = index.run(c.req.param("id"));
-    return run ? respond(c, run) : respond(c, { error: `no run '${c.req.param("id").slice(0, 100)}'` }, 404);
+    return run
+      ? respond(c, { ...(await runPage(store, run)), last_seq: index.lastSeq })
+      : respond(c, { error: `no run '${c.req.param("id").slice(0, 100)}'` }, 404);
   });
 }

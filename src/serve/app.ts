@@ -1,6 +1,7 @@
 import { Hono } from "hono";
+import { DEFAULT_SERVE_MAX_CLIENTS } from "../config/load.js";
 import { messageOf } from "../errors.js";
-import { EventIndex } from "../read-models.js";
+import { EventIndex, type Estimator } from "../read-models.js";
 import type { Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import { apiRoutes } from "./api.js";
@@ -24,8 +25,12 @@ export interface AppDeps {
   page?: PageAssets;
   warn: (message: string) => void;
   heartbeatMs?: number;
-  /** The per-client queue bound of the event stream (default 4 MiB; tests lower it). */
-  maxQueueBytes?: number;
+  /** `serve.client_buffer_bytes`: what the event stream holds unsent for one client (default 256 KiB; tests lower it). */
+  bufferBytes?: number;
+  /** `serve.max_clients`: event-stream clients at once (default 256); one more is answered 503. */
+  maxClients?: number;
+  /** Prices calls of unknown price from their tokens (`serve.estimate_at`; docs/serve.md "Cost"). */
+  estimate?: Estimator;
 }
 
 /** The dashboard as a Hono app, with the hub that feeds it and a close for both. */
@@ -35,18 +40,24 @@ export interface DashboardApp {
   index: EventIndex;
   /** Resolves when the index holds the log as it was at start (the hub follows from there). */
   ready: Promise<void>;
+  /** Event-stream clients: open now, opened since start, dropped for their budget (docs/serve.md "Slow clients"). */
+  streams(): { open: number; opened: number; dropped: number };
   close(): void;
 }
 
 /** Read-only: GET and HEAD only; anything else is 405 (docs/serve.md: nothing served changes state). */
 export function createDashboard(deps: AppDeps): DashboardApp {
-  const index = new EventIndex();
+  const index = new EventIndex(deps.estimate);
   const hub = new EventHub(deps.store, index, deps.warn);
   const ready = hub.start();
   ready.catch((e: unknown) => deps.warn(`reading the event log failed: ${messageOf(e)}`));
   // Every open stream's end, called on close: one entry per client, no listener on a shared signal (500 clients warn nothing).
   const streams = new Set<() => void>();
+  const maxClients = deps.maxClients ?? DEFAULT_SERVE_MAX_CLIENTS;
+  const counts = { opened: 0, dropped: 0 };
   const onClose = (end: () => void) => {
+    if (streams.size >= maxClients) return undefined;
+    counts.opened++;
     streams.add(end);
     return () => void streams.delete(end);
   };
@@ -79,7 +90,9 @@ export function createDashboard(deps: AppDeps): DashboardApp {
       redact: deps.redact,
       onClose,
       ...(deps.heartbeatMs ? { heartbeatMs: deps.heartbeatMs } : {}),
-      ...(deps.maxQueueBytes ? { maxQueueBytes: deps.maxQueueBytes } : {}),
+      ...(deps.bufferBytes ? { bufferBytes: deps.bufferBytes } : {}),
+      maxClients,
+      onDrop: () => void counts.dropped++,
     }),
   );
   apiRoutes(app, {
@@ -96,6 +109,7 @@ export function createDashboard(deps: AppDeps): DashboardApp {
     ),
     respond,
     ready,
+    ...(deps.estimate ? { estimate: deps.estimate } : {}),
   });
   pageRoutes(app, deps.page);
 
@@ -110,6 +124,7 @@ export function createDashboard(deps: AppDeps): DashboardApp {
     hub,
     index,
     ready,
+    streams: () => ({ open: streams.size, ...counts }),
     close() {
       for (const end of [...streams]) end();
       hub.close();

@@ -6,6 +6,7 @@ import type { Tracker } from "../trackers/port.js";
 import { createDashboard, type DashboardApp } from "./app.js";
 import { UsageError } from "../errors.js";
 import { isLoopback, TOKEN_ENV } from "./auth.js";
+import { priceEstimator } from "./estimate.js";
 import { loadPage } from "./page.js";
 
 /** How to run `dissent serve`. */
@@ -21,8 +22,12 @@ export interface ServeOptions {
   /** The built page's folder (default: dist/web). */
   webDir?: string;
   heartbeatMs?: number;
-  /** The event stream's per-client queue bound (default 4 MiB). */
-  maxQueueBytes?: number;
+  /** `serve.client_buffer_bytes` (default 256 KiB). */
+  bufferBytes?: number;
+  /** `serve.max_clients` (default 256). */
+  maxClients?: number;
+  /** `serve.estimate_at`: the price calls of unknown price are estimated at; null or absent, none. */
+  estimateAt?: string | null;
 }
 
 /** A running dashboard. */
@@ -39,6 +44,7 @@ const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host);
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   if (o.token === undefined && !isLoopback(o.host)) throw new UsageError(`refusing to serve ${o.host} without a token (${TOKEN_ENV})`);
   const page = loadPage(o.webDir);
+  const estimate = await priceEstimator(o.estimateAt ?? null);
   const dashboard = createDashboard({
     store: o.store,
     tracker: o.tracker,
@@ -47,7 +53,9 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     ...(page ? { page } : {}),
     warn: o.warn,
     ...(o.heartbeatMs ? { heartbeatMs: o.heartbeatMs } : {}),
-    ...(o.maxQueueBytes ? { maxQueueBytes: o.maxQueueBytes } : {}),
+    ...(o.bufferBytes ? { bufferBytes: o.bufferBytes } : {}),
+    ...(o.maxClients ? { maxClients: o.maxClients } : {}),
+    ...(estimate ? { estimate } : {}),
   });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: dashboard.app.fetch, hostname: o.host, port: o.port }, () => resolve(s as Server)) as Server;

@@ -57,6 +57,8 @@ export interface StageCommit {
   cycle: number;
   stage: string;
   artifact?: { name: string; content: string };
+  /** More artifacts of the stage, written with it: the record of its rounds (docs/serve.md "What was said"). */
+  records?: { name: string; content: string }[];
   events: NewEvent[];
   /** The concern counter after the stage: ids handed out during the stage become durable only here. */
   concernSeq: number;
@@ -72,6 +74,11 @@ export interface EventQuery {
   after?: number;
   limit?: number;
   types?: readonly string[];
+  /**
+   * Stops once the events read hold this many characters of stored JSON (the first event always comes,
+   * whatever its size): a page of a log bounded by bytes, not only by count (the dashboard's read-back).
+   */
+  maxBytes?: number;
 }
 
 /** A wiki entry as stored (the file's text, or the database row's); parsed by carryover/wiki. */

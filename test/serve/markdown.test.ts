@@ -3,14 +3,15 @@
  * that carries a script tag, event handlers, a javascript: link and a remote image renders as
  * markdown (headings, lists, code, tables) with none of them alive — raw HTML shown as text, no image
  * fetched, links only to http(s) opening with no opener. And with no model priced, the costs page
- * draws no dollar chart.
+ * draws its dollars as named estimates (or, with estimates off, no dollar chart).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { launchChromium } from "./chromium.js";
-import { script, serve, serveWorld, type ServeWorld, type Serving } from "./world.js";
+import { readText, script, serve, serveWorld, type ServeWorld, type Serving } from "./world.js";
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 300_000 });
 
@@ -145,11 +146,34 @@ describe("a plan carrying scripts, handlers and a remote image, in Chromium", ()
 });
 
 describe("the costs page when no call has a price", () => {
-  it("draws calls and tokens, and no dollar chart", async () => {
+  const chartsOf = () => page.locator("canvas[data-chart]").evaluateAll((cs) => cs.map((c) => c.getAttribute("data-chart")));
+
+  it("draws its dollars as estimates from the tokens, named as estimates, never as a bill", async () => {
     await page.goto(`${s.url}#/costs`);
     await page.waitForSelector('body[data-view="costs"]');
-    const charts = await page.locator("canvas[data-chart]").evaluateAll((cs) => cs.map((c) => c.getAttribute("data-chart")));
-    expect(charts).toEqual(["Network calls by day (UTC)", "Network calls by role", "Tokens by role"]);
-    expect(await page.textContent("main")).toContain("went to models with no known price");
+    expect(await chartsOf()).toEqual([
+      "≈ USD (estimated) and calls by day (UTC)",
+      "≈ USD by role (estimated)",
+      "≈ USD by model (estimated)",
+      "Network calls by role",
+      "Tokens by role",
+    ]);
+    const main = (await page.textContent("main")) ?? "";
+    expect(main).toContain("went to models with no known price");
+    expect(main).toContain("an estimate, not what they cost");
+    expect(main).not.toMatch(/\$0(?![.\d])/); // an unknown price is never $0
+  });
+
+  it("with serve.estimate_at: false, draws calls and tokens, and no dollar chart", async () => {
+    const config = w.write("no-estimates.config.yaml", `${readText(join(w.dir, "dissent.config.yaml"))}\nserve: { estimate_at: false }\n`);
+    const plain = await serve(w, ["--config", config]);
+    try {
+      await page.goto(`${plain.url}#/costs`);
+      await page.waitForSelector('body[data-view="costs"]');
+      expect(await chartsOf()).toEqual(["Network calls by day (UTC)", "Network calls by role", "Tokens by role"]);
+      expect(await page.textContent("main")).toContain("went to models with no known price");
+    } finally {
+      await plain.stop();
+    }
   });
 });

@@ -4,11 +4,11 @@
  * reconnect with Last-Event-ID misses nothing.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { IssuePage, IssueSummary, ServedEvent } from "../../src/read-models.js";
+import type { IssuePage, IssueSummary, ServedEvent, StageRoundsPage } from "../../src/read-models.js";
 import { startDissent, until } from "../support/proc.js";
 import { freshDatabase } from "../support/postgres.js";
 import { openStream } from "./sse-client.js";
-import { getJson, ISSUES, serve, serveWorld, type ServeWorld, type Serving } from "./world.js";
+import { CRIT, getJson, ISSUES, serve, serveWorld, type ServeWorld, type Serving } from "./world.js";
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
@@ -35,6 +35,16 @@ describe("serve on PostgreSQL", () => {
     const page = await getJson<IssuePage>(s.url, "/api/issues/1");
     expect(page.body.cycles[0]?.stages.map((x) => x.status)).toEqual(["finished", "finished", "finished", "finished"]);
     expect(page.body.lineage.length).toBeGreaterThan(0);
+  });
+
+  it("serves a stage's rounds as the database kept them with the stage: each draft, what each critic said, what blocked", async () => {
+    const { body } = await getJson<StageRoundsPage>(s.url, "/api/issues/1/stages/1/discovery_council");
+    expect(body.absent).toBeUndefined();
+    expect(body.rounds.map((r) => r.round)).toEqual([1, 2]); // the CRITICAL blocked both rounds: oscillation
+    expect(body.rounds[0]?.draft).toContain("A plain, stable draft from discover.brief.");
+    const sharpener = body.rounds[0]?.critics.find((c) => c.role === "discovery.problem_sharpener");
+    expect(sharpener?.findings.map((f) => [f.severity, f.concern])).toEqual([["CRITICAL", CRIT.concern]]);
+    expect(body.rounds.map((r) => r.blocking.map((b) => b.severity))).toEqual([["CRITICAL"], ["CRITICAL"]]);
   });
 
   it("streams another process's events within 1 s, and resumes after Last-Event-ID with nothing missed", async () => {

@@ -15,6 +15,7 @@ import type { Store } from "../../src/store/port.js";
 import { localTracker } from "../../src/trackers/local.js";
 import { until } from "../support/proc.js";
 import { openStream } from "./sse-client.js";
+import { readText, serve, serveWorld } from "./world.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -30,8 +31,8 @@ afterEach(async () => {
   server = store = home = undefined;
 });
 
-/** A dashboard over a fresh embedded store; `maxQueueBytes` lowers the per-client bound so the test stays small. */
-async function dashboard(maxQueueBytes?: number): Promise<{ url: string; port: number; store: Store }> {
+/** A dashboard over a fresh embedded store; `bufferBytes` lowers the per-client budget so the test stays small. */
+async function dashboard(o: { bufferBytes?: number; maxClients?: number } = {}): Promise<{ url: string; port: number; store: Store }> {
   home = mkdtempSync(join(tmpdir(), "dissent-slow-"));
   store = await openSqliteStore(home);
   server = await startServer({
@@ -42,7 +43,8 @@ async function dashboard(maxQueueBytes?: number): Promise<{ url: string; port: n
     port: 0,
     warn: () => undefined,
     webDir: join(home, "no-page"),
-    ...(maxQueueBytes ? { maxQueueBytes } : {}),
+    ...(o.bufferBytes ? { bufferBytes: o.bufferBytes } : {}),
+    ...(o.maxClients ? { maxClients: o.maxClients } : {}),
   });
   await server.dashboard.ready;
   return { url: server.url, port: server.port, store };
@@ -114,7 +116,7 @@ describe("slow dashboard clients", () => {
   });
 
   it("a client reading back a long log at its own pace is not dropped for it", async () => {
-    const d = await dashboard(64 * 1024);
+    const d = await dashboard({ bufferBytes: 64 * 1024 });
     for (let i = 0; i < 300; i++) await d.store.append([bulky(i, 4_000)]); // ~1.2 MB of log, 20 times the bound
     const client = openStream(new URL("/api/events/stream?after=0", d.url).href);
     expect(await client.opened).toBe(200);
@@ -124,12 +126,78 @@ describe("slow dashboard clients", () => {
     client.close();
   });
 
+  it("a slow reader working through an event far larger than its budget is not taken for one that reads nothing", async () => {
+    const d = await dashboard({ bufferBytes: 64 * 1024 });
+    await d.store.append([bulky(1, 8_000_000)]); // one 8 MB event (a reply kept with log_content can be that big)
+    await d.store.append([bulky(2, 100)]);
+    const last = await d.store.lastSeq();
+    // A reader on a slow link: it takes what the socket holds, then waits 50 ms, again and again (a few MB/s at most).
+    const socket = connect({ host: "127.0.0.1", port: d.port });
+    sockets.push(socket);
+    let text = "";
+    socket.on("data", (b: Buffer) => {
+      text += b.toString("latin1");
+      socket.pause();
+      setTimeout(() => socket.resume(), 50);
+    });
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    socket.write("GET /api/events/stream?after=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n");
+    await until(() => text.includes(`\nid: ${last}\n\n`) || socket.destroyed, 120_000);
+    expect(text).toContain(`\nid: ${last}\n\n`); // both events arrived whole, and the stream is still up
+    expect(server?.dashboard.streams()).toMatchObject({ open: 1, dropped: 0 });
+    socket.destroy();
+    await closed;
+  });
+
+  it("150 clients resuming from the start of a long log that never read: the server answers meanwhile, drops every one of them and frees its slot", async () => {
+    // Issue 32: each stalled resumer used to hold a page of 1,000 events (and whatever it had queued) for good.
+    const d = await dashboard({ bufferBytes: 64 * 1024 });
+    for (let i = 0; i < 40; i++) await d.store.append(Array.from({ length: 10 }, (_, k) => bulky(i * 10 + k, 20_000))); // 400 events, 8 MB
+    const last = await d.store.lastSeq();
+    const streams = () => server?.dashboard.streams() ?? { open: 0, opened: 0, dropped: 0 };
+    const stalled = Array.from({ length: 150 }, () => stalledClient(d.port));
+
+    // While they hang, the server answers: its API, and a client that does read back the whole log.
+    const api = await fetch(new URL("/api/events?limit=1", d.url));
+    expect(api.status).toBe(200);
+    const reader = openStream(new URL("/api/events/stream?after=0", d.url).href);
+    expect(await reader.opened).toBe(200);
+    await until(() => (reader.events.at(-1)?.id ?? 0) >= last, 60_000);
+    expect(reader.events.map((e) => e.id)).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+
+    // Every stalled one is let go by the server (none of them hung up), its slot freed; the reader stays.
+    await until(() => streams().opened === 151 && streams().open === 1, 60_000);
+    expect(streams().dropped).toBe(150);
+    expect(reader.error()).toBeUndefined();
+    // Each had taken only what the socket buffers hold when it was dropped, never the 8 MB log it asked for.
+    const got = await Promise.all(stalled.map((s) => drain(s.socket, s.closed)));
+    for (const ids of got) expect(ids.length).toBeLessThan(last);
+    reader.close();
+  });
+
+  it("past serve.max_clients a stream is refused with 503 naming the setting; when a client leaves, the next one gets in", async () => {
+    const d = await dashboard({ maxClients: 3 });
+    const open = Array.from({ length: 3 }, () => openStream(new URL("/api/events/stream", d.url).href));
+    for (const c of open) expect(await c.opened).toBe(200);
+    const refused = await fetch(new URL("/api/events/stream", d.url), { headers: { accept: "text/event-stream" } });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("5");
+    expect(((await refused.json()) as { error: string }).error).toContain("serve.max_clients");
+    // The rest of the API is not counted against it.
+    expect((await fetch(new URL("/api/issues", d.url))).status).toBe(200);
+    open[0]?.close();
+    await until(() => server?.dashboard.streams().open === 2, 30_000);
+    const next = openStream(new URL("/api/events/stream", d.url).href);
+    expect(await next.opened).toBe(200);
+    for (const c of [...open, next]) c.close();
+  });
+
   it("500 clients at once: no MaxListenersExceededWarning, and each is served", async () => {
     const warnings: Error[] = [];
     const onWarning = (w: Error) => void warnings.push(w);
     process.on("warning", onWarning);
     try {
-      const d = await dashboard();
+      const d = await dashboard({ maxClients: 500 });
       const clients = Array.from({ length: 500 }, () => {
         const socket = connect({ host: "127.0.0.1", port: d.port });
         sockets.push(socket);
@@ -147,5 +215,31 @@ describe("slow dashboard clients", () => {
       process.off("warning", onWarning);
     }
     expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message)).toEqual([]);
+  });
+});
+
+describe("the stream's bounds come from the config (serve:)", () => {
+  it("serve.max_clients is read by dissent serve (one client more is refused); a value out of range is one line naming the key, exit 2", async () => {
+    const w = await serveWorld({ extraConfig: "serve: { max_clients: 1, client_buffer_bytes: 65536 }" });
+    try {
+      await w.newIssue("Warm up the store", "So the store exists.", ["dissent-trivial"]);
+      const s = await serve(w);
+      try {
+        const first = openStream(new URL("/api/events/stream", s.url).href);
+        expect(await first.opened).toBe(200);
+        const second = await fetch(new URL("/api/events/stream", s.url));
+        expect(second.status).toBe(503);
+        expect(((await second.json()) as { error: string }).error).toContain("1 live clients");
+        first.close();
+      } finally {
+        await s.stop();
+      }
+      w.write("dissent.config.yaml", `${readText(join(w.dir, "dissent.config.yaml"))}\n`.replace("max_clients: 1", "max_clients: 0"));
+      const bad = await w.run(["serve", "--port", "0"]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/^dissent: error: .*serve\.max_clients/m);
+    } finally {
+      await w.close();
+    }
   });
 });

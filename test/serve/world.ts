@@ -10,6 +10,8 @@ import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from
 import { startDissent, until } from "../support/proc.js";
 import { firstUser, ROLES, scripted, type FindingSpec, type RoleScript } from "../carryover/pipeline-world.js";
 import { readDataBlocks } from "../../src/prompting/data-block.js";
+import { CHAL_MODEL, EXEC_MODEL, frontier, startRealisticDouble, type Defect, type RealisticDouble } from "../support/double/index.js";
+import { rolesConfig } from "../support/roles-config.js";
 
 export { findings } from "../carryover/pipeline-world.js";
 export type { FindingSpec } from "../carryover/pipeline-world.js";
@@ -236,3 +238,105 @@ export async function getJson<T>(
 }
 
 export const readText = (path: string) => readFileSync(path, "utf8");
+
+/** A real hole only the tech lead sees (as test/e2e/councils.test.ts: next-auth #4625): confirmed by the verifier, it blocks, and the writer fixes it. */
+export const HOLE: Defect = {
+  id: "LINK-SHAPE-1",
+  stage: "shape",
+  line: "Find the existing user by the profile's email and sign them in as that user.",
+  fix: "Link only when both the provider and the existing user have verified the email.",
+  lanes: ["shape.tech_lead"],
+  severity: "HIGH",
+  category: "risk",
+  wordings: [
+    "The guard never checks that the existing user's email was verified, so whoever registered the address first takes the account over.",
+    "Linking by an unverified existing email lets an attacker pre-register a victim's address and capture the account.",
+    "Without checking the existing user's verification, automatic linking is a pre-account-takeover.",
+  ],
+};
+/** A nitpick only the user advocate raises: the verifier refutes it, and it goes on as advice. */
+export const NITPICK: Defect = {
+  id: "LINK-SHAPE-2",
+  stage: "shape",
+  line: "List the linked providers on the account page.",
+  fix: "List the linked providers on the account page, newest first.",
+  lanes: ["shape.user_advocate"],
+  severity: "HIGH",
+  category: "user_impact",
+  nitpick: true,
+  wordings: [
+    "The linked providers should be ordered newest first so users notice a new one.",
+    "An unordered provider list makes a new link easy to miss.",
+    "Sort the provider list by date added.",
+  ],
+};
+export const LINK = {
+  title: "Link OAuth accounts that share an email",
+  body: "Users who sign in with a second provider using the same email are refused; let trusted providers link to the existing account.",
+};
+/** A prompt whose draft the challenger flags twice (test/double/gate.test.ts), so the revision drops both sentences. */
+export const DOSE = {
+  prompt: "How much paracetamol can I take?",
+  bad1: "Adults can safely take up to 8 g of paracetamol a day.",
+  bad2: "A 2019 “Oxford” study proved it harmless for the liver.",
+  concern1: "8 g a day is twice the maximum adult dose.",
+  concern2: "The study cannot be verified.",
+};
+export const DOSE_DRAFT = `Paracetamol is a common painkiller for mild pain and fever. ${DOSE.bad1} ${DOSE.bad2} Always read the label, and ask a pharmacist if you take other medicines.`;
+/** What the provider's key is in the worlds that carry one: a secret the dashboard must never serve. */
+export const SECRET = "sk-test-dashboard-0f9e8d7c6b5a4938";
+
+/** A world of the realistic model double: the link issue planned (a confirmed HIGH revised away in shape), and `dissent run --audit` with text recorded. */
+export interface SaidWorld {
+  dir: string;
+  home: string;
+  double: RealisticDouble;
+  run(args: string[], config?: string): Promise<CliResult>;
+  /** The config file that records no text (log_content off), beside the default one that does. */
+  quiet: string;
+  /** Writes a file into the world's folder; returns its path. */
+  write(name: string, text: string): string;
+  close(): Promise<void>;
+}
+
+export async function saidWorld(): Promise<SaidWorld> {
+  const double = await startRealisticDouble({
+    seed: 7,
+    quirks: frontier,
+    scenario: {
+      issues: { [LINK.title]: [HOLE, NITPICK] },
+      drafts: {
+        [DOSE.prompt]: {
+          draft: DOSE_DRAFT,
+          defects: [
+            { sentence: DOSE.bad1, category: "factual_risk", severity: "critical", concern: DOSE.concern1 },
+            { sentence: DOSE.bad2, category: "unverifiable_claim", severity: "high", concern: DOSE.concern2 },
+          ],
+        },
+      },
+    },
+  });
+  const s = scratch("dissent-said-");
+  const home = join(s.dir, "home");
+  const gate = [`  executor: { primary: "local:${EXEC_MODEL}" }`, `  challenger: { primary: "local:${CHAL_MODEL}" }`].join("\n");
+  // The provider carries a key (a secret the redactor knows); routes for the gate's two roles join the pipeline's.
+  const base = rolesConfig(double.url, ["call_timeout_ms: 20000", "budget: { max_calls_per_issue: 80 }"].join("\n"))
+    .replace("type: openai-compatible,", "type: openai-compatible, api_key_env: SAID_KEY,")
+    .replace("routes:\n", `routes:\n${gate}\n`);
+  s.write("dissent.config.yaml", `${base}\nlog_content: true\n`);
+  const quiet = s.write("quiet.config.yaml", base);
+  const run = (args: string[], config?: string) =>
+    dissent([...(config ? ["--config", config] : []), ...args], { cwd: s.dir, env: { DISSENT_HOME: home, SAID_KEY: SECRET }, timeoutMs: 200_000 });
+  return {
+    dir: s.dir,
+    home,
+    double,
+    run,
+    quiet,
+    write: s.write,
+    close: async () => {
+      await double.close();
+      s.cleanup();
+    },
+  };
+}

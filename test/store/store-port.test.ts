@@ -115,6 +115,25 @@ describe.each(BACKENDS)("the store port on %s", (name, make) => {
       expect(await s.events({ after: await s.lastSeq() })).toEqual([]);
     });
 
+    it("pages by size (maxBytes): a page stops once its events hold that much stored JSON; the first event comes whatever its size", async () => {
+      const s = await store();
+      const big = (n: number, size: number): NewEvent => ({
+        type: "IssuePlanFailed",
+        issue_id: "i1",
+        cycle: 1,
+        attempt: n,
+        error: "x".repeat(size),
+        retry_at: null,
+      });
+      const all = await s.append([big(1, 10_000), big(2, 10_000), big(3, 10_000), big(4, 50_000), big(5, 10)]);
+      const seqs = all.map((e) => e.seq);
+      // ~10 KB each: a 25 KB page holds three (the third crosses the bound), never the whole log.
+      expect((await s.events({ maxBytes: 25_000 })).map((e) => e.seq)).toEqual(seqs.slice(0, 3));
+      expect((await s.events({ after: seqs[2], maxBytes: 1_000 })).map((e) => e.seq)).toEqual([seqs[3]]); // one event larger than the page
+      expect((await s.events({ after: seqs[2], maxBytes: 1_000_000, limit: 1 })).map((e) => e.seq)).toEqual([seqs[3]]); // the count bound still holds
+      expect((await s.events({ issueId: "i1", after: seqs[3], maxBytes: 1 })).map((e) => e.seq)).toEqual([seqs[4]]);
+    });
+
     it("round-trips every field of an event through the store", async () => {
       const s = await store();
       const [e] = await s.append([

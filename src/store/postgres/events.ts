@@ -88,7 +88,11 @@ function eventsQuery(query: EventQuery): [string, unknown[]] {
   if (query.after !== undefined) conditions.push(`seq > $${args.push(query.after)}`);
   if (query.types?.length) conditions.push(`type = ANY($${args.push([...query.types])})`);
   const sql = `SELECT seq, body FROM ${S}.events${conditions.length ? ` WHERE ${conditions.join(" AND ")}` : ""} ORDER BY seq${query.limit ? ` LIMIT ${Math.max(1, Math.floor(query.limit))}` : ""}`;
-  return [sql, args];
+  if (query.maxBytes === undefined) return [sql, args];
+  // Paged by size: the rows whose running total of stored JSON, before them, is under the bound (the first always comes).
+  const max = `$${args.push(Math.max(1, Math.floor(query.maxBytes)))}`;
+  const sized = `SELECT seq, body FROM (SELECT seq, body, SUM(octet_length(body::text)) OVER (ORDER BY seq) - octet_length(body::text) AS before FROM (${sql}) page) sized WHERE before < ${max} ORDER BY seq`;
+  return [sized, args];
 }
 
 /** The event log, its fold snapshot and the cycle's call counter (ADR-010 §3, §4, §7). */

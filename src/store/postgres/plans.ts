@@ -46,6 +46,7 @@ function commitStage(conn: PgConn, c: StageCommit): Promise<boolean> {
     if (done.rows.length) return false;
     const tx = txOn(conn, q);
     if (c.artifact) await tx.putArtifact(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
+    for (const r of c.records ?? []) await tx.putArtifact(c.issueId, c.cycle, r.name, r.content);
     await tx.append(c.events);
     await q(`UPDATE ${S}.plans SET concern_seq = GREATEST(concern_seq, $1) WHERE issue_id = $2`, [c.concernSeq, c.issueId]);
     return true;

@@ -41,18 +41,32 @@ export function sqliteEvents(conn: SqliteConn): SqliteEvents {
     appendRaw,
     append: (events) => conn.write(() => appendRaw(events)),
     events: (query = {}) =>
-      conn.read(() =>
-        db
-          .prepare(eventsSql(query))
-          .all(...eventsArgs(query))
-          .map(eventFromRow),
-      ),
+      conn.read(() => {
+        const statement = db.prepare(eventsSql(query));
+        const max = query.maxBytes;
+        if (max === undefined) return statement.all(...eventsArgs(query)).map(eventFromRow);
+        // Paged by size: rows are stepped through one at a time and the read stops at the bound (the rest stay in the file).
+        const out: StoredEvent[] = [];
+        let bytes = 0;
+        for (const row of statement.iterate(...eventsArgs(query))) {
+          out.push(eventFromRow(row));
+          bytes += bodyLength(row);
+          if (bytes >= max) break;
+        }
+        return out;
+      }),
     lastSeq: () => conn.read(() => countFromRow("events", db.prepare("SELECT COALESCE(MAX(seq), 0) AS n FROM events").get())),
     state: (id) => conn.read(() => loadState(id)),
     follow: (after, onEvent, onError) => pollEvents(conn, port, after, onEvent, onError),
   };
   return port;
 }
+
+/** The characters of a `seq, body` row's stored JSON. */
+const bodyLength = (row: unknown): number => {
+  const body = (row as { body?: unknown }).body;
+  return typeof body === "string" ? body.length : 0;
+};
 
 /** The paged read's SQL: conditions in the order `eventsArgs` gives their values. */
 function eventsSql(query: EventQuery): string {

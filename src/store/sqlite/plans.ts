@@ -47,6 +47,7 @@ export function sqlitePlans(conn: SqliteConn, events: SqliteEvents): SqlitePlans
       // Exactly one AdversarialStageCompleted per finished stage (docs/factory.md), whatever happened to the committer.
       if (countFromRow("events", q.stageDone.get(c.issueId, c.stage, c.cycle)) > 0) return false;
       if (c.artifact) putArtifactRaw(c.issueId, c.cycle, c.artifact.name, c.artifact.content);
+      for (const r of c.records ?? []) putArtifactRaw(c.issueId, c.cycle, r.name, r.content);
       events.appendRaw(c.events);
       q.seq.run(c.concernSeq, c.issueId);
       return true;

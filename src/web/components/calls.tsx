@@ -1,5 +1,5 @@
 import type { CallRow, Usage } from "../../read-models/types.js";
-import { cachedShare, count, duration, usd, usageUsd } from "../format.js";
+import { cachedShare, count, duration, estimateNote, usd, usageUsd } from "../format.js";
 
 /** One table row per model call. */
 export function CallsTable({ calls, showStage = false }: { calls: readonly CallRow[]; showStage?: boolean }) {
@@ -31,7 +31,9 @@ export function CallsTable({ calls, showStage = false }: { calls: readonly CallR
               {count(c.input_tokens)}
             </td>
             <td class="num">{count(c.output_tokens)}</td>
-            <td class="num">{c.cached ? "cached" : usd(c.cost_usd)}</td>
+            <td class="num" title={c.estimate ? `an estimate, at ${c.estimate.from}` : undefined}>
+              {c.cached ? "cached" : c.cost_usd === null && c.estimate ? `≈${usd(c.estimate.usd)} est.` : usd(c.cost_usd)}
+            </td>
             <td class="num">{duration(c.latency_ms)}</td>
             <td>
               {c.error ? (
@@ -47,13 +49,33 @@ export function CallsTable({ calls, showStage = false }: { calls: readonly CallR
   );
 }
 
-/** Calls, tokens and dollars in one line. */
+/**
+ * Calls, tokens and dollars in one line. Calls answered from the reply cache are free: they are
+ * counted apart, with the tokens they had when first made (a run served from the cache says so,
+ * rather than "0 in / 0 out · $0" above its calls' real figures).
+ */
 export function UsageLine({ usage }: { usage: Usage }) {
+  const fromCache = usage.cached_calls ? (
+    <span data-from-cache>
+      {usage.cached_calls} call{usage.cached_calls === 1 ? "" : "s"} served from the reply cache ({count(usage.reply_cache_input_tokens)} in /{" "}
+      {count(usage.reply_cache_output_tokens)} out when first made, free now)
+    </span>
+  ) : null;
+  if (usage.calls === 0 && usage.cached_calls > 0)
+    return (
+      <span>
+        no network call: {fromCache}
+        {usage.failed_calls ? ` · ${usage.failed_calls} failed` : ""}
+      </span>
+    );
   return (
     <span>
-      {usage.calls} network call{usage.calls === 1 ? "" : "s"}
-      {usage.cached_calls ? ` (+${usage.cached_calls} cached)` : ""} · {count(usage.input_tokens)} in
-      {usage.cached_input_tokens ? ` (${cachedShare(usage)} from the provider's prompt cache)` : ""} / {count(usage.output_tokens)} out · {usageUsd(usage)}
+      {usage.calls} network call{usage.calls === 1 ? "" : "s"} · {count(usage.input_tokens)} in
+      {usage.cached_input_tokens ? ` (${cachedShare(usage)} from the provider's prompt cache)` : ""} / {count(usage.output_tokens)} out ·{" "}
+      <span class="nowrap" title={estimateNote(usage)}>
+        {usageUsd(usage)}
+      </span>
+      {fromCache ? <> · {fromCache}</> : null}
       {usage.failed_calls ? ` · ${usage.failed_calls} failed` : ""}
     </span>
   );

@@ -28,8 +28,11 @@ function loadChart(): Promise<ChartClass> {
   return loading;
 }
 
-/** One chart; redrawn in place when its data changes. */
-export function ChartBox({ config, label }: { config: ChartConfiguration; label: string }) {
+/** The height of a chart of `rows` bars side by side: room for every label (at least the 260 px a few bars take). */
+export const barsHeight = (rows: number) => Math.max(260, 60 + 18 * rows);
+
+/** One chart; redrawn in place when its data changes. `height` in px (a bar chart of many names needs more). */
+export function ChartBox({ config, label, height = 260 }: { config: ChartConfiguration; label: string; height?: number }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
@@ -54,7 +57,7 @@ export function ChartBox({ config, label }: { config: ChartConfiguration; label:
     <div class="panel">
       <h3>{label}</h3>
       {error ? <p class="error">{error}</p> : null}
-      <div class="chart">
+      <div class="chart" style={{ height: `${height}px` }}>
         <canvas ref={canvas} aria-label={label} role="img" data-chart={label} />
       </div>
     </div>

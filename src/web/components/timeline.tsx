@@ -1,9 +1,10 @@
 import { useState } from "preact/hooks";
 import type { CycleTimeline, StageEntry } from "../../read-models/types.js";
-import { count, duration, usd, usageUsd } from "../format.js";
+import { count, duration, estimateNote, usd, usageUsd } from "../format.js";
 import { CallsTable, UsageLine } from "./calls.js";
+import { StageRounds } from "./rounds.js";
 
-function StageRow({ s }: { s: StageEntry }) {
+function StageRow({ s, issueId }: { s: StageEntry; issueId: string }) {
   const [open, setOpen] = useState(s.status === "running");
   const run = s.run;
   const rounds = run?.rounds ?? s.rounds.length;
@@ -23,7 +24,9 @@ function StageRow({ s }: { s: StageEntry }) {
         <td class="num">
           {count(run?.input_tokens ?? s.usage.input_tokens)} / {count(run?.output_tokens ?? s.usage.output_tokens)}
         </td>
-        <td class="num">{run ? usd(run.cost_usd) : usageUsd(s.usage)}</td>
+        <td class="num" title={estimateNote(s.usage)}>
+          {run && run.cost_usd !== null ? usd(run.cost_usd) : usageUsd(s.usage)}
+        </td>
         <td class="num">{run ? duration(run.duration_ms) : ""}</td>
         <td class="num">{run ? `${run.concerns_raised} / ${run.concerns_forwarded}` : ""}</td>
       </tr>
@@ -35,15 +38,7 @@ function StageRow({ s }: { s: StageEntry }) {
                 {run.critic_failures} critic failure(s) · {run.ungrounded_findings} ungrounded · {run.invalid_findings} invalid finding(s)
               </p>
             ) : null}
-            {s.rounds.length === 0 ? <p class="muted">No call recorded yet.</p> : null}
-            {s.rounds.map((r) => (
-              <div class="round" key={r.round} data-round={r.round}>
-                <h4>
-                  round {r.round} · <UsageLine usage={r.usage} />
-                </h4>
-                <CallsTable calls={r.calls} />
-              </div>
-            ))}
+            <StageRounds issueId={issueId} s={s} />
           </td>
         </tr>
       ) : null}
@@ -52,7 +47,7 @@ function StageRow({ s }: { s: StageEntry }) {
 }
 
 /** One cycle's stages with their rounds, outcome, calls, tokens, cost and duration. */
-export function CycleView({ c }: { c: CycleTimeline }) {
+export function CycleView({ c, issueId }: { c: CycleTimeline; issueId: string }) {
   const [showCalls, setShowCalls] = useState(false);
   return (
     <div class="cycle" data-cycle={c.cycle}>
@@ -77,7 +72,7 @@ export function CycleView({ c }: { c: CycleTimeline }) {
         </thead>
         <tbody>
           {c.stages.map((s) => (
-            <StageRow s={s} key={`${s.stage}-${s.started_seq}`} />
+            <StageRow s={s} issueId={issueId} key={`${s.stage}-${s.started_seq}`} />
           ))}
           {c.stages.length === 0 ? (
             <tr>

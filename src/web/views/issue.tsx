@@ -3,7 +3,7 @@ import { UsageLine } from "../components/calls.js";
 import { Lineage } from "../components/lineage.js";
 import { Markdown } from "../components/markdown.js";
 import { CycleView } from "../components/timeline.js";
-import { usd } from "../format.js";
+import { usd, usageUsd } from "../format.js";
 import { useData, useRendered } from "../live.js";
 import { href } from "../route.js";
 
@@ -62,6 +62,9 @@ function Implementation({ impl }: { impl: NonNullable<Page["issue"]["implementat
   );
 }
 
+/** The current cycle's usage (its dollars, with estimates when a call had no known price). */
+const currentUsage = (p: Page) => p.cycles.find((c) => c.cycle === p.issue.cycle)?.usage ?? p.usage;
+
 /** One issue: its stage timeline per cycle, the plan and acceptance criteria, every concern's lineage. */
 export function IssuePage({ id }: { id: string }) {
   const mine = (e: ServedEvent) => e.issue_id === id || (e.type === "ModelCall" && (e.wiki_entries?.length ?? 0) > 0);
@@ -96,7 +99,7 @@ export function IssuePage({ id }: { id: string }) {
         ) : null}
         <div>
           <span>this cycle</span>
-          {issue.calls} calls · {usd(issue.cost_usd)}
+          {issue.calls} calls · {issue.cost_usd === null ? usageUsd(currentUsage(data)) : usd(issue.cost_usd)}
         </div>
         <div>
           <span>all cycles</span>
@@ -120,7 +123,7 @@ export function IssuePage({ id }: { id: string }) {
       <h2>Stage timeline</h2>
       {cycles.length === 0 ? <p class="muted">Not planned yet (dissent issue plan {issue.id}).</p> : null}
       {cycles.map((c) => (
-        <CycleView c={c} key={c.cycle} />
+        <CycleView c={c} issueId={issue.id} key={c.cycle} />
       ))}
 
       {issue.implementation ? <Implementation impl={issue.implementation} /> : null}
