@@ -28,7 +28,7 @@ function opinionOf(o: Opinion): Omit<RoundSecondOpinion, "concern_id" | "concern
  * One tallied round as the stage keeps it: the draft its critics read (as they read it), each
  * critic's findings with whether their evidence is in that draft, its failure if it failed, each
  * lone HIGH's second opinion, and the concerns that blocked. Artifacts of the plan, kept whatever
- * `log_content` says (ADR-031): the store redacts them as it does every artifact.
+ * `log_content` says (ADR-035): the store redacts them as it does every artifact.
  */
 export function roundDetail<A>(r: RoundReport<A>, render: (artifact: A) => string): RoundDetail {
   const text = render(r.artifact);
