@@ -250,17 +250,10 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     const lines = [`issue ${result.issue}: ${result.route} (${safe(result.route_reason)})`];
     if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
     lines.push(stepsTable(shown.steps).trimEnd());
+    if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));
     const ran = result.calls === shown.calls_cycle ? "" : ` (${result.calls} in this run)`;
     lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${callsLine(shown.calls_cycle, shown.calls_total, shown.cycle)}${ran}`);
 
-    if (result.stages.length) lines.push(stageTable(result.stages).trimEnd());
-    if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));
-    else if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
-    const costs = result.stages.map((s) => s.cost_usd);
-    const cost = result.stages.length && costs.every((c) => c !== null) ? costs.reduce((a: number, c) => a + (c ?? 0), 0) : null;
-    lines.push(
-      `status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${result.calls} network call${result.calls === 1 ? "" : "s"}${cost !== null ? `  ·  ${usd(cost)} in stages` : ""}`,
-    );
     lines.push(concernList(result.pending_concerns));
     lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);
     io.stdout(`${lines.join("\n")}\n`);

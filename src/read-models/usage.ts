@@ -75,6 +75,11 @@ export function sumUsage(a: Usage, b: Usage): Usage {
     known_usd: known,
     unpriced_calls: unpriced,
     cost_usd: unpriced > 0 ? null : known,
+    reply_cache_input_tokens: a.reply_cache_input_tokens + b.reply_cache_input_tokens,
+    reply_cache_output_tokens: a.reply_cache_output_tokens + b.reply_cache_output_tokens,
+    estimated_calls: a.estimated_calls + b.estimated_calls,
+    estimated_usd: roundUsd(a.estimated_usd + b.estimated_usd),
+    estimate_from: [...new Set([...a.estimate_from, ...b.estimate_from])].slice(0, MAX_ESTIMATE_FROM),
   };
 }
 
