@@ -172,6 +172,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const verdictsByAttempt = new Map<number, CriterionCheck[]>();
   const acceptanceBuild = (a: DiffArtifact, round: number) => ({
     meta: { role: ACCEPTANCE_ROLE, stage: stage.stage, round },
+    sel: codeFor(ACCEPTANCE_ROLE, a),
     request: criticRequest(
       ACCEPTANCE_ROLE,
       withCode(codeFor(ACCEPTANCE_ROLE, a)),
@@ -194,8 +195,14 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     },
     review: async (a, review) => {
       if (!deps.criteria.length) return { findings: [] }; // nothing to check against
-      const { meta, request } = acceptanceBuild(a, review.round);
-      const reply = await call(meta, request, (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts()]), sinkFor(ACCEPTANCE_ROLE));
+      const { meta, request, sel } = acceptanceBuild(a, review.round);
+      ledger.note(ACCEPTANCE_ROLE, sel);
+      const reply = await call(
+        meta,
+        request,
+        (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts(), ...(sel ? [sel.text] : [])]),
+        sinkFor(ACCEPTANCE_ROLE),
+      );
       const parsed = reply.parsed;
       if (!parsed?.ok) throw new ReplyFormatError(`${ACCEPTANCE_ROLE} reply is not a list of verdicts: ${parsed?.error ?? "empty"}`);
       const verdicts = verdictsFor(deps.criteria, parsed.value.criteria);
