@@ -100,6 +100,14 @@ describe("councils that read the code", () => {
       .map((l) => JSON.parse(l) as { type: string; concern?: PlanOut["pending_concerns"][number] })
       .find((e) => e.type === "ConcernBlocked" && e.concern?.concern === RETRY_ID.wordings[0]);
     expect(blocked?.concern).toMatchObject({ severity: "HIGH", evidence_in_code: { path: "src/http/retry.ts" } });
+    // issue show --context says what each stage read, and why.
+    const shown = await w.run(["issue", "show", w.id, "--context"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^plan · plan_council$/m);
+    expect(shown.stdout).toMatch(/read by .*plan\.risk_skeptic/);
+    expect(shown.stdout).toMatch(/excerpt +src\/http\/retry\.ts:\d+-\d+ \(~\d+\) — /);
+    const asJson = JSON.parse((await w.run(["issue", "show", w.id, "--context", "--json"])).stdout) as { stages: { phase: string; code_context: unknown[] }[] };
+    expect(asJson.stages.find((x) => x.phase === "plan")?.code_context).toEqual(plan?.code_context);
     const at = blocked?.concern?.evidence_in_code;
     expect(repo && at ? shopFiles()["src/http/retry.ts"]?.split("\n").slice((at.start_line ?? 1) - 1, at.end_line).join("\n") : "").toContain("hooks run again on every");
   });
@@ -116,5 +124,7 @@ describe("councils that read the code", () => {
     const advice = out.pending_concerns.find((c) => c.concern.startsWith(RETRY_ID.wordings[0] ?? "-"));
     expect(advice).toMatchObject({ severity: "MEDIUM" });
     expect(advice?.evidence_in_code).toBeUndefined();
+    const shown = await w.run(["issue", "show", w.id, "--context"]);
+    expect(shown.stdout).toContain("No request of this cycle carried code");
   });
 });
