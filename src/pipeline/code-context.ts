@@ -98,7 +98,11 @@ export function codeSourceOf(
       if (budget <= 0) return undefined;
       // The map is of the user's checkout: the diff's base side (the agent's change is not in it).
       return remember(`d\0${budget}\0${sha256(`${diff}\0${texts.join("\0")}`)}`, () =>
-        asSelection(map ? diffContext(repo, diff, { budgetTokens: budget, texts, side: "old" }) : selectContext(repo, { texts: [...texts, diff], extraSources: extra }, { budgetTokens: budget })),
+        asSelection(
+          map
+            ? diffContext(repo, diff, { budgetTokens: budget, texts, side: "old" })
+            : selectContext(repo, { texts: [...texts, diff], extraSources: extra }, { budgetTokens: budget }),
+        ),
       );
     },
   };

@@ -104,7 +104,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   // The code each role reads: the producer's is chosen for the issue and its inputs, a critic's (and
   // its second opinion's) also for the draft under review — the same bytes for every critic of a round.
   const ledger = new ContextLedger();
-  const inputTexts = (ctx: RoleContext, names: readonly ArtifactName[]) => names.flatMap((n) => (typeof ctx.artifacts[n] === "string" ? [ctx.artifacts[n] as string] : []));
+  const inputTexts = (ctx: RoleContext, names: readonly ArtifactName[]) =>
+    names.flatMap((n) => (typeof ctx.artifacts[n] === "string" ? [ctx.artifacts[n] as string] : []));
   const withCode = (ctx: RoleContext, sel: CodeSelection | undefined): RoleContext => (sel ? { ...ctx, code: sel.text } : ctx);
   const producerCode = (ctx: RoleContext) => deps.code?.forTexts(stage.producer, [issueText(ctx.issue), ...inputTexts(ctx, stage.inputs)]);
   const reviewCode = (role: string, ctx: RoleContext, draft: string) =>

@@ -56,7 +56,10 @@ describe("a finding may quote the code its critic was given", () => {
 
   it("a made-up quote of code does not ground: MEDIUM, counted as ungrounded, no file named", () => {
     const sel = code();
-    const t = tally([{ role: "plan.risk_skeptic", findings: [high("A new id per retry.", "hooks are run once per logical request, never per attempt")], code: sel.evidence }], ctx());
+    const t = tally(
+      [{ role: "plan.risk_skeptic", findings: [high("A new id per retry.", "hooks are run once per logical request, never per attempt")], code: sel.evidence }],
+      ctx(),
+    );
     expect(t.ungrounded).toBe(1);
     expect(t.advisory[0]).toMatchObject({ severity: "MEDIUM", raised_severity: "HIGH", severity_change: "ungrounded" });
     expect(t.advisory[0]?.evidence_in_code).toBeUndefined();
@@ -72,7 +75,11 @@ describe("a finding may quote the code its critic was given", () => {
     const sel = code();
     const votes: Vote[] = [
       { role: "plan.risk_skeptic", findings: [high("Each retry gets a new id.", "hooks run again on every attempt")], code: sel.evidence },
-      { role: "plan.tester", findings: [high("The retries cannot be joined by id.", "`beforeRequest` hooks run again on every attempt, so a hook")], code: sel.evidence },
+      {
+        role: "plan.tester",
+        findings: [high("The retries cannot be joined by id.", "`beforeRequest` hooks run again on every attempt, so a hook")],
+        code: sel.evidence,
+      },
     ];
     const t = tally(votes, ctx());
     expect(t.blocking).toHaveLength(1);
@@ -86,7 +93,11 @@ describe("a finding may quote the code its critic was given", () => {
     const sel = codeSourceOf(null, [{ path: "a.md", text }], () => 2000)?.forTexts("r", ["fresh id request hook"]);
     expect(same.text).toBe(sel?.text);
     const votes: Vote[] = [
-      { role: "plan.risk_skeptic", findings: [high("Concern one about the hook.", "the hook sets a fresh id for each request")], ...(sel ? { code: sel.evidence } : {}) },
+      {
+        role: "plan.risk_skeptic",
+        findings: [high("Concern one about the hook.", "the hook sets a fresh id for each request")],
+        ...(sel ? { code: sel.evidence } : {}),
+      },
       { role: "plan.tester", findings: [high("Concern two about the step.", "Register a beforeRequest hook that sets a fresh x-request-id.")] },
     ];
     const t = tally(votes, ctx());
@@ -95,9 +106,14 @@ describe("a finding may quote the code its critic was given", () => {
 
   it("the second opinion's quote of the code it was given counts as grounded; a made-up one, or one with no code given, does not", () => {
     const sel = code();
-    const quoted = verdictOf({ verdict: "confirm", reason: "withRetry re-runs the hooks.", evidence: "so a hook that signs a request signs each retry anew" }, sel);
+    const quoted = verdictOf(
+      { verdict: "confirm", reason: "withRetry re-runs the hooks.", evidence: "so a hook that signs a request signs each retry anew" },
+      sel,
+    );
     expect(quoted).toMatchObject({ verdict: "confirm", quotesCode: true });
     expect(verdictOf({ verdict: "confirm", reason: "It does.", evidence: "hooks are never re-run" }, sel).quotesCode).toBeUndefined();
-    expect(verdictOf({ verdict: "confirm", reason: "It does.", evidence: "so a hook that signs a request signs each retry anew" }, undefined).quotesCode).toBeUndefined();
+    expect(
+      verdictOf({ verdict: "confirm", reason: "It does.", evidence: "so a hook that signs a request signs each retry anew" }, undefined).quotesCode,
+    ).toBeUndefined();
   });
 });

@@ -21,7 +21,8 @@ afterEach(async () => {
 });
 
 const TITLE = "Send one request id per logical request";
-const BODY = "Every request should carry an `x-request-id` header so the server logs can join a request's retries. Add it through the HttpClient's `beforeRequest` hook; a retry must keep the id of the request it retries.";
+const BODY =
+  "Every request should carry an `x-request-id` header so the server logs can join a request's retries. Add it through the HttpClient's `beforeRequest` hook; a retry must keep the id of the request it retries.";
 
 /** The defect: right as prose, wrong against `withRetry`'s stated contract in src/http/retry.ts. */
 const RETRY_ID: Defect = {
@@ -58,7 +59,12 @@ const codeOf = (r: ChatRequest) => readDataBlocks(userText(r)).find((b) => b.kin
 interface PlanOut {
   status: string;
   stages: { phase: string; rounds: number; outcome: string; code_context?: { roles: string[]; tokens: number; items: { path: string }[] }[] }[];
-  pending_concerns: { concern: string; severity: string; raised_severity?: string; evidence_in_code?: { path: string; start_line: number; end_line: number } }[];
+  pending_concerns: {
+    concern: string;
+    severity: string;
+    raised_severity?: string;
+    evidence_in_code?: { path: string; start_line: number; end_line: number };
+  }[];
 }
 
 describe("councils that read the code", () => {
@@ -109,7 +115,14 @@ describe("councils that read the code", () => {
     const asJson = JSON.parse((await w.run(["issue", "show", w.id, "--context", "--json"])).stdout) as { stages: { phase: string; code_context: unknown[] }[] };
     expect(asJson.stages.find((x) => x.phase === "plan")?.code_context).toEqual(plan?.code_context);
     const at = blocked?.concern?.evidence_in_code;
-    expect(repo && at ? shopFiles()["src/http/retry.ts"]?.split("\n").slice((at.start_line ?? 1) - 1, at.end_line).join("\n") : "").toContain("hooks run again on every");
+    expect(
+      repo && at
+        ? shopFiles()
+            ["src/http/retry.ts"]?.split("\n")
+            .slice((at.start_line ?? 1) - 1, at.end_line)
+            .join("\n")
+        : "",
+    ).toContain("hooks run again on every");
   });
 
   it("without a repository the same critic cannot see the code: its finding is MEDIUM advice and the plan goes through in one round", async () => {

@@ -41,7 +41,9 @@ describe("the implement review reads the code around the diff", () => {
     const events = (await w.run(["events", "--issue", id, "--json"])).stdout
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l) as { type: string; stage?: string; stage_run?: { code_context?: { roles: string[]; items: { path: string; why: string }[] }[] } });
+      .map(
+        (l) => JSON.parse(l) as { type: string; stage?: string; stage_run?: { code_context?: { roles: string[]; items: { path: string; why: string }[] }[] } },
+      );
     const review = events.find((e) => e.type === "AdversarialStageCompleted" && e.stage === "implementation_review");
     const read = review?.stage_run?.code_context ?? [];
     expect(read[0]?.roles).toEqual(expect.arrayContaining(["review.correctness", "review.security", "review.tests", "review.acceptance"]));
