@@ -231,6 +231,10 @@ function lexical(chunks: readonly Chunk[][], lows: readonly string[], needles: r
 
 /** Prose words of the query a context file's sections are searched by, at most. */
 const MAX_PROSE_WORDS = 48;
+/** A prose word in more than this share of a context file's sections ranks none of them. */
+const PROSE_DF_SHARE = 0.1;
+/** A file goes into the map block only with at least this share of the best file's rank. */
+const MAP_FLOOR = 0.02;
 
 /**
  * The stems of the content words of the issue's texts (four letters or more, stop words out), the
@@ -255,6 +259,12 @@ export function proseWords(texts: readonly string[]): string[] {
 function proseMatches(extras: readonly Chunk[], prose: readonly string[]): Map<Chunk, { score: number; terms: string[] }> {
   const out = new Map<Chunk, { score: number; terms: string[] }>();
   if (!prose.length || !extras.length) return out;
+  // Only words that set a section apart count: one in more than a tenth of the sections ("change",
+  // "area", "team") matches everything and ranks nothing, so it is left out of the query.
+  const df = new Map<string, number>();
+  for (const c of extras) for (const t of new Set(termsOfChunk(c).split(" "))) df.set(t, (df.get(t) ?? 0) + 1);
+  const rare = prose.filter((t) => (df.get(t) ?? 0) > 0 && (df.get(t) ?? 0) <= Math.max(2, Math.ceil(extras.length * PROSE_DF_SHARE)));
+  if (!rare.length) return out;
   const search = new MiniSearch<{ id: number; text: string }>({
     fields: ["text"],
     tokenize: (text) => text.split(" ").filter(Boolean),
@@ -262,7 +272,7 @@ function proseMatches(extras: readonly Chunk[], prose: readonly string[]): Map<C
     searchOptions: { combineWith: "OR" },
   });
   search.addAll(extras.map((c, id) => ({ id, text: termsOfChunk(c) })));
-  const hits = search.search(prose.join(" "));
+  const hits = search.search(rare.join(" "));
   const top = hits[0]?.score ?? 0;
   for (const h of hits) out.set(extras[Number(h.id)] as Chunk, { score: top > 0 ? h.score / top : 0, terms: [...h.terms].sort(cmp) });
   return out;
@@ -546,7 +556,10 @@ function mapBlock(b: Basis, room: number): { text: string; items: { path: string
   const items: { path: string; text: string; lines: number[]; terms: string[]; why: string }[] = [];
   let used = MAP_HEAD.length;
   const idents = new Set(seeds.identifiers);
+  const best = ranking.file[order[0] ?? 0] ?? 0;
   for (const i of order) {
+    // Files far below the best are not about this issue: the block ends before them.
+    if (best > 0 && (ranking.file[i] ?? 0) < best * MAP_FLOOR) break;
     const f = index.files[i] as RepoFile;
     const defRank = ranking.defs[i] ?? new Map<string, number>();
     const defs = [...f.defs]
