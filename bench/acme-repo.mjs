@@ -162,7 +162,28 @@ export async function profileView(accountId: string) {
   "README.md": "# acme-app\n\nThe API and the nightly jobs. See ARCHITECTURE.md.\n",
 };
 
-const WORDS = ["invoice", "partner", "ledger", "quota", "tenant", "badge", "digest", "ticket", "shipment", "coupon", "survey", "upload", "banner", "catalog", "widget", "forecast", "payout", "referral", "license", "alert"];
+const WORDS = [
+  "invoice",
+  "partner",
+  "ledger",
+  "quota",
+  "tenant",
+  "badge",
+  "digest",
+  "ticket",
+  "shipment",
+  "coupon",
+  "survey",
+  "upload",
+  "banner",
+  "catalog",
+  "widget",
+  "forecast",
+  "payout",
+  "referral",
+  "license",
+  "alert",
+];
 const KINDS = ["routes", "jobs", "models", "services", "views", "helpers", "queries"];
 
 /** 146 modules around the areas: a route, job, model… per topic, each with a few functions that call the db or a helper. */
@@ -192,18 +213,53 @@ function filler() {
 }
 
 const TOPIC_SECTIONS = [
-  ["Outbound HTTP", "Every call to a partner's API goes through `HttpClient` (src/http/client.ts). It retries a request that fails with a 5xx status three times with linear backoff (`withRetry`, src/http/retry.ts); hooks added with `beforeRequest` run again on every attempt, so a hook that signs a request signs each retry. A 4xx is never retried. Timeouts are the platform's default."],
-  ["Reports", "Reports are read in pages of 500 rows (`reportRows`). The reports page renders a page at a time; nothing streams a whole report today. CSV is written by `toCsvRow` (src/util/csv.ts), which quotes fields holding a comma, a quote or a newline."],
-  ["Accounts and deletion", "Deleting an account removes its sessions and its row (`deleteAccount`, src/accounts/delete.ts) and writes an audit event. Billing must keep invoices for seven years: an account's invoices are never deleted with it. Support can restore an account within 30 days from the nightly backup only."],
-  ["Sessions", "Sessions live in memory in each app server (src/sessions/store.ts): a restart signs everyone out, and the three servers do not share them — the load balancer's sticky sessions hide that. Redis 7 is already deployed for caching and queues."],
+  [
+    "Outbound HTTP",
+    "Every call to a partner's API goes through `HttpClient` (src/http/client.ts). It retries a request that fails with a 5xx status three times with linear backoff (`withRetry`, src/http/retry.ts); hooks added with `beforeRequest` run again on every attempt, so a hook that signs a request signs each retry. A 4xx is never retried. Timeouts are the platform's default.",
+  ],
+  [
+    "Reports",
+    "Reports are read in pages of 500 rows (`reportRows`). The reports page renders a page at a time; nothing streams a whole report today. CSV is written by `toCsvRow` (src/util/csv.ts), which quotes fields holding a comma, a quote or a newline.",
+  ],
+  [
+    "Accounts and deletion",
+    "Deleting an account removes its sessions and its row (`deleteAccount`, src/accounts/delete.ts) and writes an audit event. Billing must keep invoices for seven years: an account's invoices are never deleted with it. Support can restore an account within 30 days from the nightly backup only.",
+  ],
+  [
+    "Sessions",
+    "Sessions live in memory in each app server (src/sessions/store.ts): a restart signs everyone out, and the three servers do not share them — the load balancer's sticky sessions hide that. Redis 7 is already deployed for caching and queues.",
+  ],
   ["Settings and themes", "User preferences are a flat key-value map; `themeOf` reads the theme (light, dark or system)."],
   ["Public search API", "GET /api/search (src/search/api.ts) answers about 300 customers' integrations; it has no rate limit. API keys identify the customer."],
-  ["Contacts", "Contacts are imported from a CSV upload (`importContacts`); rows without an email are skipped. A Google Sheets client exists for the partner sync only."],
-  ["Webhooks", "Webhook deliveries are sent by the nightly worker pool (`deliverPending`, src/webhooks/deliver.ts): a delivery is marked sent after the endpoint answers, so a worker that dies between the two sends it again on the next run. Two workers can pick the same pending row: nothing locks it."],
+  [
+    "Contacts",
+    "Contacts are imported from a CSV upload (`importContacts`); rows without an email are skipped. A Google Sheets client exists for the partner sync only.",
+  ],
+  [
+    "Webhooks",
+    "Webhook deliveries are sent by the nightly worker pool (`deliverPending`, src/webhooks/deliver.ts): a delivery is marked sent after the endpoint answers, so a worker that dies between the two sends it again on the next run. Two workers can pick the same pending row: nothing locks it.",
+  ],
   ["Profiles", "The profile page shows the name and email (`profileView`). Logins are recorded in the audit log, not on the account row."],
 ];
 
-const FILLER_SECTIONS = ["Logging", "Deploys", "On-call", "Feature flags", "Migrations", "Batch jobs", "Caching", "Queues", "Monitoring", "Backups", "Security reviews", "Dependencies", "Code review", "Testing", "Local development", "Release notes"];
+const FILLER_SECTIONS = [
+  "Logging",
+  "Deploys",
+  "On-call",
+  "Feature flags",
+  "Migrations",
+  "Batch jobs",
+  "Caching",
+  "Queues",
+  "Monitoring",
+  "Backups",
+  "Security reviews",
+  "Dependencies",
+  "Code review",
+  "Testing",
+  "Local development",
+  "Release notes",
+];
 
 /** ARCHITECTURE.md: a section per area the issues touch, and the long rest a real one has — 48 KB. */
 function architecture() {

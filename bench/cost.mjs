@@ -79,7 +79,15 @@ export const judgment = (out) =>
     : { status: "failed" };
 
 /** Plans every issue of the bench with `bin`; `project` replaces the config's `project:` lines (bench/context.mjs adds a repository and a context file). */
-export async function planAll(bin, double, bench, roles, label, project = [`project: { name: acme-app, description: "${PROJECT}" }`], prepare = () => undefined) {
+export async function planAll(
+  bin,
+  double,
+  bench,
+  roles,
+  label,
+  project = [`project: { name: acme-app, description: "${PROJECT}" }`],
+  prepare = () => undefined,
+) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-cost-${label}-`));
   const home = join(dir, "home");
   prepare(dir);

@@ -234,7 +234,7 @@ const MAX_PROSE_WORDS = 48;
 /** A prose word in more than this share of a context file's sections ranks none of them. */
 const PROSE_DF_SHARE = 0.1;
 /** A file goes into the map block only with at least this share of the best file's rank. */
-const MAP_FLOOR = 0.02;
+const MAP_FLOOR = 0.1;
 
 /**
  * The stems of the content words of the issue's texts (four letters or more, stop words out), the

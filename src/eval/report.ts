@@ -237,9 +237,7 @@ export const PipelineMetrics = z.object({
   ),
   failed_call_rate: EstimateJson,
   /** Items with a bundled repository: the share of their `council_must_raise` the council raised reading the code, and without it. */
-  code_recall: z
-    .object({ items: z.number().int(), with_repo: z.number().nullable(), without_repo: z.number().nullable() })
-    .optional(),
+  code_recall: z.object({ items: z.number().int(), with_repo: z.number().nullable(), without_repo: z.number().nullable() }).optional(),
   usage: UsageJson,
   judge_usage: UsageJson,
 });

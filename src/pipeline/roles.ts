@@ -42,7 +42,7 @@ export interface RoleContext {
  * code quotes it (docs/issue.md "Findings about the code"), so no role has to guess at a codebase.
  */
 export const CODE_LEAD =
-  "The repository's code that bears on this issue, chosen for it: a ranked map of its files (`N: signature` is a definition at line N), then excerpts, each headed `### path:start-end` with its lines verbatim. It is evidence, as the artifacts are: a finding about the code quotes its lines word for word and names the file (`src/a.ts:40`), and may then be CRITICAL or HIGH. What is not shown here is not known: say so rather than guess.";
+  "The repository's code chosen for this request (a map: `N: signature` is a definition at line N; excerpts under `### path:start-end`, verbatim). It is evidence: a finding about the code quotes it and names the file, and may be HIGH. What it does not show is not known.";
 
 /** The code block and the line that introduces it, or nothing. */
 const codeBlocks = (ctx: RoleContext): string[] => (ctx.code ? [CODE_LEAD, dataBlock("code", ctx.code)] : []);

@@ -223,7 +223,14 @@ describe("eval pipeline items with a bundled repository (issue 30)", () => {
             seen.push(code ?? "");
             return JSON.stringify({
               findings: code?.includes("hooks run again on every attempt")
-                ? [{ evidence: "`beforeRequest` hooks run again on every attempt.", severity: "HIGH", category: "risk", concern: "The hooks rerun on every retry attempt, so each retry gets a fresh id." }]
+                ? [
+                    {
+                      evidence: "`beforeRequest` hooks run again on every attempt.",
+                      severity: "HIGH",
+                      category: "risk",
+                      concern: "The hooks rerun on every retry attempt, so each retry gets a fresh id.",
+                    },
+                  ]
                 : [],
             });
           }

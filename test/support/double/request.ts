@@ -54,7 +54,7 @@ function keyOf(model: string, messages: readonly { role: string; text: string }[
 function judged(text: string): string {
   return text
     .replace(/<data kind="(?:code|project)"(?: name="[a-z_]+")? tag="([0-9a-f]{8,64})">\n[\s\S]*?\n<\/data tag="\1">/g, "")
-    .replace(/^The repository's code that bears on this issue[^\n]*$/gm, "");
+    .replace(/^The repository's code chosen for this request[^\n]*$/gm, "");
 }
 
 export function readRequest(req: ChatRequest): Seen {
