@@ -27,7 +27,7 @@ export const BASELINE = "9f3adca";
 const CACHED_RATE = 0.1;
 const CACHED_RATE_GPT4O = 0.5;
 
-const PROJECT =
+export const PROJECT =
   "A B2B web application: a TypeScript API on Node with PostgreSQL, a React front end, nightly batch jobs that sync customer data with partners' APIs, and a public REST API used by about 300 customers. Deploys go out several times a day behind a load balancer; on-call engineers read the structured logs in the log service.";
 
 /** Paragraphs a real issue carries besides its first lines: context, reproduction, logs, constraints, links. */
@@ -51,7 +51,7 @@ const SECTIONS = [
 ];
 
 /** An issue body of realistic size (2–6 k characters as i goes 0 → 9): the bench body first, then sections. */
-function realisticBody(issue, i) {
+export function realisticBody(issue, i) {
   if (issue.kind === "trivial") return issue.body; // a typo fix is filed in one line
   const target = 2000 + Math.round((4000 * i) / 9);
   const parts = [issue.body];
@@ -68,7 +68,7 @@ async function events(bin, dir, home, id) {
 }
 
 /** What the plan decided, for comparing judgment: status, stages, and the pending concerns. */
-const judgment = (out) =>
+export const judgment = (out) =>
   out
     ? {
         status: out.status,
@@ -78,10 +78,20 @@ const judgment = (out) =>
       }
     : { status: "failed" };
 
-async function planAll(bin, double, bench, roles, label) {
+/** Plans every issue of the bench with `bin`; `project` replaces the config's `project:` lines (bench/context.mjs adds a repository and a context file). */
+export async function planAll(
+  bin,
+  double,
+  bench,
+  roles,
+  label,
+  project = [`project: { name: acme-app, description: "${PROJECT}" }`],
+  prepare = () => undefined,
+) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-cost-${label}-`));
   const home = join(dir, "home");
-  writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(double.url, roles, [`project: { name: acme-app, description: "${PROJECT}" }`]));
+  prepare(dir);
+  writeFileSync(join(dir, "dissent.config.yaml"), doubleConfig(double.url, roles, project));
   const issues = [];
   const loadBearing = new Set();
   for (const [i, issue] of bench.list.entries()) {
@@ -117,7 +127,7 @@ async function planAll(bin, double, bench, roles, label) {
   return { issues, fresh };
 }
 
-function summarise(issues) {
+export function summarise(issues) {
   const lb = issues.filter((i) => i.route === "load_bearing");
   const input = lb.map((i) => i.input_tokens);
   const cached = lb.map((i) => i.cached_input_tokens);

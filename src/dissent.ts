@@ -270,6 +270,16 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           return githubTracker(config.tracker, env, config.source, { ...(opts.signal ? { signal: opts.signal } : {}), say: warn });
         })());
 
+  // The code the councils read (docs/issue.md "The code the councils read"): the repository's map (from the
+  // store's code index when this commit was mapped before) and project.context_files, ranked together.
+  const codeFor = (s: Store, t: Tracker, signal?: AbortSignal) => async () => {
+    const { codeContextFor } = await import("./code/for-config.js");
+    const { codeSourceOf } = await import("./pipeline/code-context.js");
+    const sig = signal ?? opts.signal;
+    const map = await codeContextFor(config, { cache: s.codeIndex, tracker: t, ...(sig ? { signal: sig } : {}), warn });
+    return codeSourceOf(map, config.project.files, config.code.budgetFor);
+  };
+
   // Telemetry (docs/serve.md): the module and the OpenTelemetry SDK load only when an OTLP endpoint is configured.
   let telemetry: Promise<import("./telemetry/index.js").Telemetry | undefined> | undefined;
   const telemetryOf = () =>
@@ -460,6 +470,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const { projectFor, projectText } = await import("./prompting/project.js");
       // Read after the issue: a tracker that refuses the token says so about the issue first.
       const project = async () => projectText(await projectFor(config.project, t, warn));
+      const code = codeFor(s, t, o.signal);
       const { knownGapsFor } = await import("./carryover/relevance.js");
       const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
@@ -474,6 +485,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           maxCycles: config.budget.maxCyclesPerIssue,
           ...(o.replan ? { replan: true } : {}),
           project,
+          code,
           knownGaps: knownGapsFor(config, s, warn),
           warn,
           councilWarnings,
@@ -498,6 +510,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const t = await trackerOf();
       const { projectFor, projectText } = await import("./prompting/project.js");
       const project = async () => projectText(await projectFor(config.project, t, warn));
+      const code = codeFor(s, t);
       const trace = (await telemetryOf())?.implement(id.replace(/^#/, ""));
       const hooks = trace?.hooks(opts.onCall, o.onProgress);
       const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
@@ -514,6 +527,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           maxCalls: config.budget.maxCallsPerIssue,
           maxUsd: config.budget.maxUsdPerIssue,
           project,
+          code,
           warn,
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),
           ...(hooks ? { onProgress: hooks.onProgress } : {}),

@@ -3,6 +3,7 @@ import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { concernIdOf } from "./concern-id.js";
+import type { CodeEvidence } from "./code-grounding.js";
 import { ground, groundingText } from "./grounding.js";
 import { finish, type LoopResult, type Usage } from "./loop-finish.js";
 import { startState, type LoopState, type StageSpec } from "./loop-state.js";
@@ -57,6 +58,8 @@ export interface CriticVote {
   invalid?: number;
   /** Ids of the known gaps in the critic's request: a finding tied to one of them blocks (docs/issue.md). */
   knownGaps?: readonly string[];
+  /** The code block the critic's request carried: its serious findings may quote it (docs/issue.md "Findings about the code"). */
+  code?: CodeEvidence;
 }
 
 /** A voter: reads the artifact, returns findings. A throw means "contributed nothing this round". */
@@ -335,7 +338,12 @@ export class AdversarialRetryLoop<A> {
     settled.forEach((s, i) => {
       const role = this.critics[i]?.role ?? "critic";
       if (s.status === "fulfilled") {
-        votes.push({ role, findings: s.value.findings, ...(s.value.knownGaps ? { knownGaps: s.value.knownGaps } : {}) });
+        votes.push({
+          role,
+          findings: s.value.findings,
+          ...(s.value.knownGaps ? { knownGaps: s.value.knownGaps } : {}),
+          ...(s.value.code ? { code: s.value.code } : {}),
+        });
         state.memory.set(role, s.value.findings.slice(0, MAX_FINDINGS));
         state.counts.invalid += s.value.invalid ?? 0;
         return;
@@ -397,10 +405,11 @@ export class AdversarialRetryLoop<A> {
         state.counts.secondOpinions++;
         try {
           const answer = await verifier.check(artifact, p, state.round);
-          const ok = grounded(answer.evidence);
+          // A quote of the code the verifier was given grounds as a quote of the artifact does (the caller checked it).
+          const ok = answer.quotesCode === true || grounded(answer.evidence);
           if (!ok && answer.verdict === "confirm") {
             ctx.warn?.(
-              `${verifier.role} confirmed ${p.id} in ${state.stage.stage} round ${state.round} without quoting the artifact: not counted, kept as MEDIUM`,
+              `${verifier.role} confirmed ${p.id} in ${state.stage.stage} round ${state.round} without quoting the artifact or its code: not counted, kept as MEDIUM`,
             );
           }
           return { kind: "answered", answer, grounded: ok, by: verifier.role };

@@ -11,6 +11,8 @@ export interface VerifierAnswer {
   verdict: Verdict;
   reason: string;
   evidence: string;
+  /** The verifier's quote is of the code block its request carried (the one its critic was given), not of the artifact. */
+  quotesCode?: boolean;
 }
 
 /** What became of one lone HIGH's second opinion. */

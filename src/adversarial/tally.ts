@@ -1,6 +1,8 @@
 import { isSerious, SEVERITY_RANK, type Concern, type Finding, type MustAddressBy, type Severity, type StagePhase } from "../contracts/concern.js";
 import { fingerprint } from "./fingerprint.js";
-import { ground, overlaps, type GroundingText } from "./grounding.js";
+import type { CodeLocation } from "../contracts/code-context.js";
+import { groundQuote, type CodeEvidence } from "./code-grounding.js";
+import { overlaps, type GroundingText } from "./grounding.js";
 
 /** One critic's findings in one round. */
 export interface Vote {
@@ -8,6 +10,8 @@ export interface Vote {
   findings: readonly Finding[];
   /** Ids of the known gaps this critic was shown: a finding's `known_gap` counts only when it names one of them. */
   knownGaps?: readonly string[];
+  /** The code block this critic was given: a serious finding may quote it instead of the artifact (docs/issue.md "Findings about the code"). */
+  code?: CodeEvidence;
 }
 
 /** A round's verdict: what blocks convergence, what is carried forward as advice, what awaits a second opinion, and what was discounted. */
@@ -62,11 +66,15 @@ interface Weighed {
   severity: Severity;
   raised: Severity;
   span: [number, number] | null;
+  /** Which text the span is of: "artifact", or the code block's key (spans of different texts never overlap). */
+  source: string;
+  /** Where a quote of the code block is. */
+  inCode: CodeLocation | undefined;
   fp: string;
   knownGap: string | undefined;
 }
 
-/** The grounding step: serious findings must quote the artifact; a `known_gap` counts only if the critic was shown that entry. */
+/** The grounding step: serious findings must quote the artifact or the critic's code block; a `known_gap` counts only if the critic was shown that entry. */
 function weigh(votes: readonly Vote[], artifact: GroundingText): { weighed: Weighed[]; ungrounded: number; overCap: number } {
   let ungrounded = 0;
   let overCap = 0;
@@ -77,12 +85,19 @@ function weigh(votes: readonly Vote[], artifact: GroundingText): { weighed: Weig
     for (const finding of vote.findings.slice(0, MAX_FINDINGS)) {
       let severity = finding.severity;
       let span: [number, number] | null = null;
+      let source = "artifact";
+      let inCode: CodeLocation | undefined;
       if (isSerious(severity)) {
-        const g = ground(artifact, finding.evidence ?? "");
-        if (g.grounded) span = g.span;
-        else {
+        const q = groundQuote(artifact, vote.code, finding.evidence ?? "");
+        if (q.in === "none") {
           severity = "MEDIUM";
           ungrounded++;
+        } else {
+          span = q.span;
+          if (q.in === "code") {
+            source = q.key;
+            inCode = q.at;
+          }
         }
       }
       const gap = finding.known_gap?.trim().replace(/^\[|\]$/g, "");
@@ -92,6 +107,8 @@ function weigh(votes: readonly Vote[], artifact: GroundingText): { weighed: Weig
         severity,
         raised: finding.severity,
         span,
+        source,
+        inCode,
         fp: fingerprint({ concern: finding.concern }),
         knownGap: gap && shown.has(gap) ? gap : undefined,
       });
@@ -111,7 +128,7 @@ function groups(weighed: readonly Weighed[]): Weighed[][] {
   const out: Weighed[][] = [];
   const critical = (w: Weighed) => w.severity === "CRITICAL";
   for (const w of weighed) {
-    const overlapping = (y: Weighed) => y.role !== w.role && w.span !== null && y.span !== null && overlaps(w.span, y.span);
+    const overlapping = (y: Weighed) => y.role !== w.role && w.source === y.source && w.span !== null && y.span !== null && overlaps(w.span, y.span);
     const home = out.find((g) => g.some((y) => y.fp === w.fp)) ?? out.find((g) => g.some(overlapping) && !(critical(w) && g.some(critical)));
     if (home) home.push(w);
     else out.push([w]);
@@ -121,7 +138,7 @@ function groups(weighed: readonly Weighed[]): Weighed[][] {
 
 /**
  * The council tally (docs/issue.md "How a HIGH becomes blocking"). A CRITICAL or HIGH finding must quote the
- * artifact; an ungrounded one counts as MEDIUM. Near-identical findings of the round are one concern
+ * artifact, or the code its critic was given; an ungrounded one counts as MEDIUM. Near-identical findings of the round are one concern
  * listing every critic that raised it. With two or more critics: any CRITICAL blocks; a HIGH blocks
  * when another critic corroborates it, or when it validly names a known gap; a lone grounded HIGH
  * awaits a second opinion (`lone`). With one critic, any CRITICAL or HIGH blocks. The stage's rules
@@ -169,6 +186,7 @@ export function tally(votes: readonly Vote[], ctx: TallyContext): Tally {
       category,
       concern: voice.finding.concern,
       evidence: voice.finding.evidence ?? "",
+      ...(voice.inCode ? { evidence_in_code: voice.inCode } : {}),
       must_address_by: ctx.mustAddressBy,
       human_required: human,
       fingerprint: voice.fp,

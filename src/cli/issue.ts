@@ -64,16 +64,23 @@ export async function issueList(opts: Common, io: Io): Promise<number> {
 const ARTIFACTS = ["brief", "shape", "plan", "acceptance_criteria"] as const;
 
 /** `dissent issue show ID [--artifact NAME]`. */
-export async function issueShow(id: string, opts: Common & { artifact?: string }, io: Io): Promise<number> {
+export async function issueShow(id: string, opts: Common & { artifact?: string; context?: boolean }, io: Io): Promise<number> {
   const artifact = opts.artifact;
   if (artifact !== undefined && !(ARTIFACTS as readonly string[]).includes(artifact)) {
     throw new UsageError(`--artifact must be one of ${ARTIFACTS.join(", ")}, not '${artifact}'`);
   }
+  if (artifact !== undefined && opts.context) throw new UsageError("--artifact and --context cannot be used together: pick one");
   return withDissent(
     opts,
     io,
     async (d) => {
       const out = await d.issues.show(id);
+      if (opts.context) {
+        const { contextText, contextView } = await import("./issue-context.js");
+        if (opts.json) json(io, contextView(out));
+        else io.stdout(contextText(out, safe));
+        return 0;
+      }
       if (artifact) {
         const text =
           artifact === "acceptance_criteria"

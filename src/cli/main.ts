@@ -62,6 +62,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   );
   common(issue.command("show").description("Show one issue, its plan and pending concerns.").argument("<id>"))
     .option("--artifact <name>", "print one artifact of the latest cycle: brief | shape | plan | acceptance_criteria")
+    .option("--context", "print the code each stage's roles read: files, excerpts and context-file sections, ranked, and why")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueShow(id, opts, io)));
   cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")))
     .option("--replan", "plan an issue whose plan is already ready again (a new cycle; see docs/issue.md)")

@@ -1,5 +1,5 @@
 import MiniSearch from "minisearch";
-import { termOf } from "../adversarial/fingerprint.js";
+import { termOf, words } from "../adversarial/fingerprint.js";
 import { sha256 } from "../hash.js";
 import { fileGraph, rank, type Ranking } from "./graph.js";
 import { extractSeeds, lowerTexts, vocabulary } from "./seeds.js";
@@ -229,6 +229,55 @@ function lexical(chunks: readonly Chunk[][], lows: readonly string[], needles: r
   return out;
 }
 
+/** Prose words of the query a context file's sections are searched by, at most. */
+const MAX_PROSE_WORDS = 48;
+/** A prose word in more than this share of a context file's sections ranks none of them. */
+const PROSE_DF_SHARE = 0.1;
+/** A file goes into the map block only with at least this share of the best file's rank. */
+const MAP_FLOOR = 0.1;
+
+/**
+ * The stems of the content words of the issue's texts (four letters or more, stop words out), the
+ * most frequent first, at most MAX_PROSE_WORDS, sorted: what ranks the sections of a context file —
+ * prose names no identifier the map knows, so the seeds alone would choose none of it.
+ */
+export function proseWords(texts: readonly string[]): string[] {
+  const count = new Map<string, number>();
+  for (const w of words(texts.join("\n").slice(0, 200_000))) {
+    if (w.length < 4 || !/^[a-z]+$/.test(w)) continue;
+    const t = processTerm(w);
+    if (t) count.set(t, (count.get(t) ?? 0) + 1);
+  }
+  return [...count]
+    .sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]))
+    .slice(0, MAX_PROSE_WORDS)
+    .map(([t]) => t)
+    .sort(cmp);
+}
+
+/** BM25 of the context files' chunks against the query's prose words, normalised to 0..1, with the words each holds. */
+function proseMatches(extras: readonly Chunk[], prose: readonly string[]): Map<Chunk, { score: number; terms: string[] }> {
+  const out = new Map<Chunk, { score: number; terms: string[] }>();
+  if (!prose.length || !extras.length) return out;
+  // Only words that set a section apart count: one in more than a tenth of the sections ("change",
+  // "area", "team") matches everything and ranks nothing, so it is left out of the query.
+  const df = new Map<string, number>();
+  for (const c of extras) for (const t of new Set(termsOfChunk(c).split(" "))) df.set(t, (df.get(t) ?? 0) + 1);
+  const rare = prose.filter((t) => (df.get(t) ?? 0) > 0 && (df.get(t) ?? 0) <= Math.max(2, Math.ceil(extras.length * PROSE_DF_SHARE)));
+  if (!rare.length) return out;
+  const search = new MiniSearch<{ id: number; text: string }>({
+    fields: ["text"],
+    tokenize: (text) => text.split(" ").filter(Boolean),
+    processTerm: (t) => t,
+    searchOptions: { combineWith: "OR" },
+  });
+  search.addAll(extras.map((c, id) => ({ id, text: termsOfChunk(c) })));
+  const hits = search.search(rare.join(" "));
+  const top = hits[0]?.score ?? 0;
+  for (const h of hits) out.set(extras[Number(h.id)] as Chunk, { score: top > 0 ? h.score / top : 0, terms: [...h.terms].sort(cmp) });
+  return out;
+}
+
 /** The seeds as the ranking weighs them: files to start from, identifiers whose edges count ×10. */
 function personalization(index: RepoIndex, seeds: Seeds, messages: ReadonlyMap<string, readonly string[]>): Map<number, number> {
   const at = new Map(index.files.map((f, i) => [f.path, i]));
@@ -273,7 +322,13 @@ interface Basis {
   extras: Chunk[];
 }
 
-function basis(map: RepoMap, seeds: Seeds, messages: ReadonlyMap<string, readonly string[]>, extraSources: ContextQuery["extraSources"]): Basis {
+function basis(
+  map: RepoMap,
+  seeds: Seeds,
+  messages: ReadonlyMap<string, readonly string[]>,
+  extraSources: ContextQuery["extraSources"],
+  prose: readonly string[] = [],
+): Basis {
   const index = map.index;
   const graph = fileGraph(index);
   const ranking = rank(graph, personalization(index, seeds, messages), new Set(seeds.identifiers));
@@ -284,6 +339,11 @@ function basis(map: RepoMap, seeds: Seeds, messages: ReadonlyMap<string, readonl
   const needles = [...seeds.identifiers, ...seeds.terms];
   const lex = lexical([...chunksOf(index), ...extraLists], lowerTexts(index), needles);
   const extras = extraLists.flat();
+  // A context file's sections are also ranked by the issue's prose (the stronger of the two counts).
+  for (const [c, hit] of proseMatches(extras, prose)) {
+    const seen = lex.get(c);
+    if (!seen || seen.score < hit.score) lex.set(c, { score: hit.score, terms: [...new Set([...(seen?.terms ?? []), ...hit.terms])] });
+  }
   return { index, seeds, ranking, lex, extras };
 }
 
@@ -496,7 +556,10 @@ function mapBlock(b: Basis, room: number): { text: string; items: { path: string
   const items: { path: string; text: string; lines: number[]; terms: string[]; why: string }[] = [];
   let used = MAP_HEAD.length;
   const idents = new Set(seeds.identifiers);
+  const best = ranking.file[order[0] ?? 0] ?? 0;
   for (const i of order) {
+    // Files far below the best are not about this issue: the block ends before them.
+    if (best > 0 && (ranking.file[i] ?? 0) < best * MAP_FLOOR) break;
     const f = index.files[i] as RepoFile;
     const defRank = ranking.defs[i] ?? new Map<string, number>();
     const defs = [...f.defs]
@@ -604,7 +667,8 @@ export function spansOf(ctx: CodeContext): readonly Span[] {
  */
 export function selectContext(map: RepoMap, query: ContextQuery, opts: { budgetTokens: number }): CodeContext {
   const { messages, ...seeds } = extractSeeds(map.index, query.texts);
-  return selectFromSeeds(map, seeds, messages, query.extraSources, opts.budgetTokens);
+  const prose = query.extraSources?.length ? proseWords(query.texts) : [];
+  return selectFromSeeds(map, seeds, messages, query.extraSources, opts.budgetTokens, prose);
 }
 
 /** The selection for given seeds (selectContext after reading them off the texts). */
@@ -614,10 +678,11 @@ export function selectFromSeeds(
   messages: ReadonlyMap<string, readonly string[]>,
   extraSources: ContextQuery["extraSources"],
   budgetTokens: number,
+  prose: readonly string[] = [],
 ): CodeContext {
   const budget = charsFor(budgetTokens);
   if (budget <= 0 || map.index.files.length + (extraSources?.length ?? 0) === 0) return withSpans(render(seeds, undefined, [], 0));
-  const b = basis(map, seeds, messages, extraSources);
+  const b = basis(map, seeds, messages, extraSources, prose);
   const block = mapBlock(b, Math.floor(budget * MAP_SHARE));
   const room = budget - block.text.length - (block.text ? 2 : 0);
   const excerpts = assemble(scoreChunks(b), room);

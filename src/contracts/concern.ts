@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CodeLocation, StageContext } from "./code-context.js";
 import { lazySchema } from "./lazy-schema.js";
 import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
@@ -65,6 +66,8 @@ export const Concern = lazySchema(() =>
      * (docs/issue.md "Replanning"). Shown so to the reviewer; a voice quoting the new draft re-grounds it.
      */
     evidence_stale: z.boolean().optional(),
+    /** Its evidence quotes the code block its critic was given, not the artifact: the file and lines (docs/issue.md "Findings about the code"). */
+    evidence_in_code: CodeLocation.optional(),
     must_address_by: MustAddressBy,
     human_required: z.boolean(),
     fingerprint: z.string(),
@@ -264,6 +267,8 @@ export const StageRun = lazySchema(() =>
     second_opinions_skipped: z.number().int(),
     /** Producer replies that named concern ids they were not given, or lacked the `## Decisions` section (each a warning line). */
     producer_warnings: z.number().int(),
+    /** The code blocks the stage's requests carried, when the issue has a repository or context files (docs/issue.md "The code the councils read"). */
+    code_context: z.array(StageContext).optional(),
   }),
 );
 export type StageRun = z.infer<typeof StageRun>;

@@ -47,6 +47,7 @@ export function pipelineMetrics(outcomes: readonly PipelineItemOutcome[], spec: 
     judge_unreadable: outcomes.reduce((n, o) => n + count([...o.plan_checklist, ...o.council_checklist], (c) => c.covered === null), 0),
     stages,
     failed_call_rate: get("failed_call_rate"),
+    ...codeRecall(outcomes),
     // Money per issue covers planning and judging; `judge_usage` shows the judge's part alone.
     usage: usageOf(
       outcomes.flatMap((o) => [...o.calls, ...o.judge_calls]),
@@ -58,5 +59,22 @@ export function pipelineMetrics(outcomes: readonly PipelineItemOutcome[], spec: 
       outcomes.map((o) => o.judge_model_cost_usd),
       0,
     ),
+  };
+}
+
+/** Recall on the items with a bundled repository, with the code and without (issue 30); absent when the set has none. */
+function codeRecall(outcomes: readonly PipelineItemOutcome[]): { code_recall?: PipelineMetrics["code_recall"] } {
+  const withRepo = outcomes.filter((o) => o.without_repo);
+  if (!withRepo.length) return {};
+  const share = (lists: readonly (readonly { covered: boolean | null }[])[]) => {
+    const all = lists.flat();
+    return all.length ? tidy(all.filter((c) => c.covered === true).length / all.length) : null;
+  };
+  return {
+    code_recall: {
+      items: withRepo.length,
+      with_repo: share(withRepo.map((o) => o.council_checklist)),
+      without_repo: share(withRepo.map((o) => o.without_repo?.council_checklist ?? [])),
+    },
   };
 }

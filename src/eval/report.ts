@@ -212,6 +212,8 @@ export const PipelineItemOutcome = z.object({
   /** The judge's part of it. */
   judge_model_cost_usd: z.number().nullable(),
   wall_ms: z.number(),
+  /** An item with a bundled repository, planned again with no code (issue 30): what the council raised then. */
+  without_repo: z.object({ status: z.string(), blocked: z.boolean(), council_checklist: z.array(ChecklistOutcome) }).optional(),
 });
 export type PipelineItemOutcome = z.infer<typeof PipelineItemOutcome>;
 
@@ -234,6 +236,8 @@ export const PipelineMetrics = z.object({
     }),
   ),
   failed_call_rate: EstimateJson,
+  /** Items with a bundled repository: the share of their `council_must_raise` the council raised reading the code, and without it. */
+  code_recall: z.object({ items: z.number().int(), with_repo: z.number().nullable(), without_repo: z.number().nullable() }).optional(),
   usage: UsageJson,
   judge_usage: UsageJson,
 });

@@ -1,4 +1,9 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
 import pLimit from "p-limit";
+import { DEFAULT_BUDGET_TOKENS } from "../code/limits.js";
+import { codeSourceOf, type CodeSource } from "../pipeline/code-context.js";
 import { stringify } from "yaml";
 import { fingerprint } from "../adversarial/fingerprint.js";
 import { normalize } from "../adversarial/grounding.js";
@@ -108,6 +113,39 @@ async function checklist(calls: CallContext, kind: JudgedDocument, document: str
  * reviewer), with its wiki entries loaded first, then asks the judge about each checklist entry.
  */
 export async function evalPipelineItem(item: PipelineItem, deps: PipelineEvalDeps): Promise<PipelineItemOutcome> {
+  if (!item.repo) return planOne(item, deps, undefined);
+  // A defect only the code shows: planned with the bundled repository read, then without it.
+  const repo = await bundledRepo(item.repo);
+  try {
+    const withRepo = await planOne(item, deps, repo.code);
+    const without = await planOne(item, deps, undefined);
+    return { ...withRepo, without_repo: { status: without.status, blocked: without.blocked, council_checklist: without.council_checklist } };
+  } finally {
+    repo.remove();
+  }
+}
+
+/** An item's bundled repository written to a scratch folder and mapped, as `project.repo` would be. */
+async function bundledRepo(files: Record<string, string>): Promise<{ code: CodeSource | undefined; remove(): void }> {
+  const root = mkdtempSync(join(tmpdir(), "dissent-eval-repo-"));
+  const remove = () => rmSync(root, { recursive: true, force: true });
+  try {
+    for (const [path, text] of Object.entries(files)) {
+      const full = resolve(root, path);
+      if (!full.startsWith(`${root}/`)) throw new Error(`an eval item's repo path leaves its folder: ${path}`);
+      mkdirSync(dirname(full), { recursive: true });
+      writeFileSync(full, text);
+    }
+    const { openRepoMap } = await import("../code/build.js");
+    const map = await openRepoMap({ kind: "local", root });
+    return { code: codeSourceOf(map, [], () => DEFAULT_BUDGET_TOKENS), remove };
+  } catch (e) {
+    remove();
+    throw e;
+  }
+}
+
+async function planOne(item: PipelineItem, deps: PipelineEvalDeps, code: CodeSource | undefined): Promise<PipelineItemOutcome> {
   const started = performance.now();
   const store = await (deps.freshStore ?? memory)();
   try {
@@ -133,6 +171,7 @@ export async function evalPipelineItem(item: PipelineItem, deps: PipelineEvalDep
         maxCalls: deps.config.budget.maxCallsPerIssue,
         maxUsd: deps.config.budget.maxUsdPerIssue,
         knownGaps: knownGapsFor(deps.config, store, deps.warn ?? (() => undefined)),
+        ...(code ? { code: async () => code } : {}),
         ...(deps.warn ? { warn: deps.warn } : {}),
       });
     } catch (e) {

@@ -95,6 +95,11 @@ export const PipelineItem = z
     labels: z.array(z.string()).optional(),
     wiki: z.array(PipelineWikiEntry).optional(),
     gold: PipelineGold,
+    /**
+     * A small repository bundled with the item (path → text), for defects only its code shows (issue
+     * 30): the item is planned with the councils reading it, and again without it, to compare recall.
+     */
+    repo: z.record(z.string().min(1).max(200), z.string().max(64 * 1024)).optional(),
     kind: z.string().optional(),
     note: z.string().optional(),
   })

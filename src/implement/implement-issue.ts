@@ -1,3 +1,4 @@
+import type { CodeSource } from "../pipeline/code-context.js";
 import { callBudget } from "../adversarial/budget.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import type { ImplementConfig } from "../contracts/config.js";
@@ -55,6 +56,8 @@ export interface ImplementDeps {
   maxCalls: number;
   maxUsd?: number | null;
   project?: () => Promise<string | undefined>;
+  /** The code the review reads around the diff (docs/implement.md "What the review reads"). */
+  code?: () => Promise<CodeSource | undefined>;
   warn?: (message: string) => void;
   now?: () => string;
   holder?: LeaseHolder;
@@ -223,6 +226,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   // bubblewrap, or none (with a warning for auto): decided before anything is taken or labelled.
   const sandbox = openSandbox(settings.sandbox, (m) => deps.warn?.(m), deps.env);
   const project = await deps.project?.();
+  const code = await deps.code?.();
   const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
   const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
   const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
@@ -344,6 +348,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       budget,
       meter,
       context,
+      ...(code ? { code } : {}),
       criteria,
       tracked,
       concernId: (fp, phase, role) => cycle.concernId(tracked, fp, phase, role),

@@ -6,7 +6,9 @@ import type { Concern } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
+import { ContextLedger, type CodeSelection, type CodeSource } from "../pipeline/code-context.js";
 import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, type RoleContext } from "../pipeline/roles.js";
+import { verdictOf } from "../pipeline/stage-runner.js";
 import type { CallDoor } from "../models/call.js";
 import type { Meter } from "../pipeline/meter.js";
 import type { CostOf, CriticVoteReport } from "../pipeline/stage-runner.js";
@@ -60,6 +62,8 @@ export interface ReviewDeps {
   budget: CallBudget;
   meter: Meter;
   context: () => RoleContext;
+  /** The code the review reads around the diff (docs/implement.md "What the review reads"); none: the diff alone. */
+  code?: CodeSource;
   criteria: readonly string[];
   /** Pending concerns due at implementation: critics see them as tracked. */
   tracked: readonly Concern[];
@@ -103,6 +107,15 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const call: CallDoor = deps.door;
   const contextTexts = () => [issueText(deps.context().issue), ...Object.values(deps.context().artifacts).filter((t): t is string => typeof t === "string")];
 
+  // The code around the diff: the definitions it changes and their callers, then what the plan names —
+  // the same block for every critic of a round (and its second opinions) under one budget.
+  const ledger = new ContextLedger();
+  const codeFor = (role: string, a: DiffArtifact): CodeSelection | undefined => {
+    const ctx = deps.context();
+    return deps.code?.aroundDiff(role, a.diff, [ctx.artifacts.plan ?? "", ctx.artifacts.acceptance_criteria ?? ""]);
+  };
+  const withCode = (sel: CodeSelection | undefined): RoleContext => (sel ? { ...deps.context(), code: sel.text } : deps.context());
+
   // A round in which every model critic failed is no review: the run stops there (docs/implement.md#errors).
   const watch = reviewWatch(deps.issueId);
   const producer: CostedProducer<DiffArtifact> = {
@@ -115,16 +128,20 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   };
 
   const findingsCritic = (role: string): Critic<DiffArtifact> => {
-    const build = (a: DiffArtifact, review: { round: number; previous?: readonly import("../contracts/concern.js").Finding[] }) => ({
-      meta: { role, stage: stage.stage, round: review.round },
-      request: criticRequest(
-        role,
-        deps.context(),
-        INPUTS,
-        { name: "diff", text: renderDiffArtifact(a) },
-        { ...(review.previous ? { previous: review.previous } : {}), tracked: deps.tracked, categories: CATEGORIES },
-      ),
-    });
+    const build = (a: DiffArtifact, review: { round: number; previous?: readonly import("../contracts/concern.js").Finding[] }) => {
+      const sel = codeFor(role, a);
+      return {
+        meta: { role, stage: stage.stage, round: review.round },
+        request: criticRequest(
+          role,
+          withCode(sel),
+          INPUTS,
+          { name: "diff", text: renderDiffArtifact(a) },
+          { ...(review.previous ? { previous: review.previous } : {}), tracked: deps.tracked, categories: CATEGORIES },
+        ),
+        sel,
+      };
+    };
     return {
       role,
       calls: async (a, review) => {
@@ -132,15 +149,21 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
         return deps.costOf(meta, request);
       },
       review: async (a, review) => {
-        const { meta, request } = build(a, review);
-        const reply = await call(meta, request, (answer) => parseFindings(answer, [renderDiffArtifact(a), ...contextTexts()]), sinkFor(role));
+        const { meta, request, sel } = build(a, review);
+        ledger.note(role, sel);
+        const reply = await call(
+          meta,
+          request,
+          (answer) => parseFindings(answer, [renderDiffArtifact(a), ...contextTexts(), ...(sel ? [sel.text] : [])]),
+          sinkFor(role),
+        );
         const parsed = reply.parsed;
         if (!parsed?.ok)
           throw new ReplyFormatError(
             `${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`,
           );
         deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
-        return { findings: parsed.value.findings, invalid: parsed.invalid };
+        return { findings: parsed.value.findings, invalid: parsed.invalid, ...(sel ? { code: sel.evidence } : {}) };
       },
     };
   };
@@ -149,9 +172,10 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const verdictsByAttempt = new Map<number, CriterionCheck[]>();
   const acceptanceBuild = (a: DiffArtifact, round: number) => ({
     meta: { role: ACCEPTANCE_ROLE, stage: stage.stage, round },
+    sel: codeFor(ACCEPTANCE_ROLE, a),
     request: criticRequest(
       ACCEPTANCE_ROLE,
-      deps.context(),
+      withCode(codeFor(ACCEPTANCE_ROLE, a)),
       INPUTS,
       { name: "diff", text: renderDiffArtifact(a) },
       {
@@ -171,8 +195,14 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     },
     review: async (a, review) => {
       if (!deps.criteria.length) return { findings: [] }; // nothing to check against
-      const { meta, request } = acceptanceBuild(a, review.round);
-      const reply = await call(meta, request, (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts()]), sinkFor(ACCEPTANCE_ROLE));
+      const { meta, request, sel } = acceptanceBuild(a, review.round);
+      ledger.note(ACCEPTANCE_ROLE, sel);
+      const reply = await call(
+        meta,
+        request,
+        (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts(), ...(sel ? [sel.text] : [])]),
+        sinkFor(ACCEPTANCE_ROLE),
+      );
       const parsed = reply.parsed;
       if (!parsed?.ok) throw new ReplyFormatError(`${ACCEPTANCE_ROLE} reply is not a list of verdicts: ${parsed?.error ?? "empty"}`);
       const verdicts = verdictsFor(deps.criteria, parsed.value.criteria);
@@ -184,10 +214,15 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   };
   const checks: Critic<DiffArtifact> = { role: CHECKS_ROLE, calls: async () => 0, review: async (a) => ({ findings: attemptChecks(a) }) };
 
-  const verifierBuild = (a: DiffArtifact, concern: Concern, round: number) => ({
-    meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
-    request: verifierRequest(VERIFIER_ROLE, deps.context(), INPUTS, { name: "diff", text: renderDiffArtifact(a) }, concern),
-  });
+  // The second opinion reads the code the critic that raised the finding read.
+  const verifierBuild = (a: DiffArtifact, concern: Concern, round: number) => {
+    const sel = codeFor(concern.raised_by, a);
+    return {
+      meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
+      request: verifierRequest(VERIFIER_ROLE, withCode(sel), INPUTS, { name: "diff", text: renderDiffArtifact(a) }, concern),
+      sel,
+    };
+  };
   const verifier: Verifier<DiffArtifact> = {
     role: VERIFIER_ROLE,
     calls: async (a, concern, round) => {
@@ -195,17 +230,18 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       return deps.costOf(meta, request);
     },
     check: async (a, concern, round) => {
-      const { meta, request } = verifierBuild(a, concern, round);
+      const { meta, request, sel } = verifierBuild(a, concern, round);
+      ledger.note(VERIFIER_ROLE, sel);
       const finding = JSON.stringify({ concern: concern.concern, evidence: concern.evidence });
       const reply = await call(
         meta,
         request,
-        (answer) => parseVerdict(answer, [renderDiffArtifact(a), finding, ...contextTexts()]),
+        (answer) => parseVerdict(answer, [renderDiffArtifact(a), finding, ...contextTexts(), ...(sel ? [sel.text] : [])]),
         sinkFor(`${VERIFIER_ROLE}#${concern.id}`),
       );
       const parsed = reply.parsed;
       if (!parsed?.ok) throw new ReplyFormatError(`${VERIFIER_ROLE} reply is not a verdict: ${parsed?.error ?? "empty"}`);
-      return { verdict: parsed.value.verdict, reason: parsed.value.reason, evidence: parsed.value.evidence ?? "" };
+      return verdictOf(parsed.value, sel);
     },
   };
 
@@ -237,6 +273,11 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   } finally {
     await Promise.all(started);
     await flush();
+  }
+  const codeContext = ledger.entries();
+  if (codeContext.length) {
+    result.stageRun.code_context = codeContext;
+    for (const e of buffered) if (e.type === "AdversarialStageCompleted") e.stage_run = { ...e.stage_run, code_context: codeContext };
   }
   const last = result.artifact;
   if (last) watch.assertReviewed(result.stageRun.rounds, last.attempt);

@@ -18,7 +18,8 @@ import { LabelSession } from "./label-session.js";
 import { holdLease, processHolder } from "./lease.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
-import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
+import type { CodeSource } from "./code-context.js";
+import { gateRequest, issueText, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
 import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
 import { Meter } from "./meter.js";
 import { runStage, type CostOf, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
@@ -49,6 +50,8 @@ export interface PlanIssueDeps {
   replan?: boolean;
   /** The project block's text every role is given (docs/configuration.md `project`), read once the issue is. */
   project?: () => Promise<string | undefined>;
+  /** The code the roles read (docs/issue.md "The code the councils read"), opened once the issue is read; none: no request carries code. */
+  code?: () => Promise<CodeSource | undefined>;
   knownGaps?: (text: string) => Promise<KnownGaps | undefined>;
   onProgress?: (p: PipelineProgress) => void;
   /** Told of each critic's parsed vote (telemetry's evaluation events). */
@@ -98,6 +101,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     throw new UsageError(`issue ${id} is ready (its plan was reviewed); to plan it again, run dissent issue plan ${id} --replan`);
   }
   const project = await deps.project?.();
+  const code = await deps.code?.();
 
   const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
   const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
@@ -166,6 +170,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
           reserve: reserveAfter(i),
           meter,
           context,
+          ...(code ? { code } : {}),
           ...(gaps ? { knownGaps: gaps } : {}),
           keep,
           now,
@@ -182,7 +187,8 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       const due = (await cycle.state()).pending_concerns.filter((c) => c.must_address_by === "plan");
       if (budget.remaining() >= 2) {
         try {
-          const reply = await door({ role: "planner" }, producerRequest("planner", "plan", context(), [], due));
+          const sel = code?.forTexts("planner", [issueText(issue)]);
+          const reply = await door({ role: "planner" }, producerRequest("planner", "plan", sel ? { ...context(), code: sel.text } : context(), [], due));
           const parsed = parseProducer("planner", reply.answer);
           for (const w of producerFaults("planner", `issue ${id}'s plan`, parsed, due)) deps.warn?.(w);
           const { artifact, addressed } = parsed;
@@ -210,11 +216,13 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
     // --- Plan reviewer: every CRITICAL and HIGH pending concern is a must-address constraint ---
     deps.onProgress?.({ kind: "review" });
     const before = await cycle.state();
+    const readCode = reviewerCode(code, context());
     const review = await reviewPlan({
       issueId: id,
       pending: before.pending_concerns,
       claims: openClaims(before),
       context: context(),
+      ...(readCode ? { code: readCode } : {}),
       ...(earlier !== undefined ? { earlier } : {}),
       call: door,
       concernId: (fp, phase, role) => cycle.concernId(before.pending_concerns, fp, phase, role),
@@ -271,3 +279,9 @@ async function previousPlan(store: Store, issueId: string, cycle: number): Promi
 
 /** The issue fields every request is built from (exported for read models). */
 export type { TrackedIssue };
+
+/** The code the plan reviewer reads: chosen for the issue, the plan and its criteria. */
+function reviewerCode(code: CodeSource | undefined, ctx: RoleContext) {
+  const texts = [issueText(ctx.issue), ctx.artifacts.plan ?? "", ctx.artifacts.acceptance_criteria ?? ""];
+  return code?.forTexts("plan_reviewer", texts);
+}

@@ -1,10 +1,13 @@
 import { fingerprint } from "../adversarial/fingerprint.js";
+import { groundQuote } from "../adversarial/code-grounding.js";
 import { ground, groundingText } from "../adversarial/grounding.js";
+import type { CodeLocation } from "../contracts/code-context.js";
 import { isClaim, isSerious, type AdversarialState, type Concern, type ConcernResolution, type Severity } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { BudgetExceeded, isFatal, messageOf } from "../errors.js";
 import type { CallDoor } from "../models/call.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
+import type { CodeSelection } from "./code-context.js";
 import { issueText, parseFindings, reviewerRequest, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES } from "./stages.js";
 
@@ -15,6 +18,8 @@ export interface ReviewInput {
   /** Producers' unconfirmed claims on CRITICAL/HIGH concerns, shown beside the plan (docs/issue.md). */
   claims: readonly ConcernResolution[];
   context: RoleContext;
+  /** The code the reviewer reads (chosen for the issue, the plan and its criteria); its findings may quote it. */
+  code?: CodeSelection;
   /** The plan of the issue's previous cycle: a pending concern quoting only it is shown as stale (docs/issue.md "Replanning"). */
   earlier?: string;
   call: CallDoor;
@@ -48,11 +53,15 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   const concern = (c: { severity: Severity; category: string; concern: string; evidence?: string | undefined; human?: boolean | undefined }): Concern => {
     let severity = c.severity;
     let raised: Severity | undefined;
-    // Reviewer findings follow the critics' rule: CRITICAL or HIGH only with evidence from the plan (docs/issue.md).
-    if (isSerious(severity) && c.category !== "review_unavailable" && !ground(planText, c.evidence ?? "").grounded) {
-      raised = severity;
-      severity = "MEDIUM";
-      ungrounded++;
+    let inCode: CodeLocation | undefined;
+    // Reviewer findings follow the critics' rule: CRITICAL or HIGH only with evidence from the plan, or from the code it read (docs/issue.md).
+    if (isSerious(severity) && c.category !== "review_unavailable") {
+      const q = groundQuote(planText, input.code?.evidence, c.evidence ?? "");
+      if (q.in === "none") {
+        raised = severity;
+        severity = "MEDIUM";
+        ungrounded++;
+      } else if (q.in === "code") inCode = q.at;
     }
     const fp = fingerprint({ concern: c.concern });
     const blocks = isSerious(severity);
@@ -74,6 +83,7 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
       category: c.category,
       concern: c.concern,
       evidence: c.evidence ?? "",
+      ...(inCode ? { evidence_in_code: inCode } : {}),
       must_address_by: blocks ? "plan" : "implement",
       human_required: c.human === true && blocks,
       fingerprint: fp,
@@ -83,8 +93,9 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
   let answered: NewEvent[] = [];
   let raised: Concern[];
   try {
-    const reply = await input.call({ role: "plan_reviewer" }, reviewerRequest(input.context, pending, input.claims), (answer) =>
-      parseFindings(answer, [...planTexts, issueText(input.context.issue)]),
+    const context = input.code ? { ...input.context, code: input.code.text } : input.context;
+    const reply = await input.call({ role: "plan_reviewer" }, reviewerRequest(context, pending, input.claims), (answer) =>
+      parseFindings(answer, [...planTexts, issueText(input.context.issue), ...(input.code ? [input.code.text] : [])]),
     );
     const parsed = reply.parsed;
     if (!parsed?.ok) throw new Error(`the plan reviewer's reply was unusable (${parsed?.error ?? "no reply"})`);

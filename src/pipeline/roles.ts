@@ -33,7 +33,19 @@ export interface RoleContext {
   shippedGaps?: string;
   /** The plan of the issue's previous cycle, when concerns the replanning planner is given quote it (docs/issue.md "Replanning"). */
   previousPlan?: string;
+  /** The code this request carries (the repository map and excerpts chosen for it, docs/issue.md "The code the councils read"). */
+  code?: string;
 }
+
+/**
+ * What the code block is, said right before it. It is evidence like the artifacts: a finding about the
+ * code quotes it (docs/issue.md "Findings about the code"), so no role has to guess at a codebase.
+ */
+export const CODE_LEAD =
+  "The repository's code chosen for this request (a map: `N: signature` is a definition at line N; excerpts under `### path:start-end`, verbatim). It is evidence: a finding about the code quotes it and names the file, and may be HIGH. What it does not show is not known.";
+
+/** The code block and the line that introduces it, or nothing. */
+const codeBlocks = (ctx: RoleContext): string[] => (ctx.code ? [CODE_LEAD, dataBlock("code", ctx.code)] : []);
 
 /** Renders acceptance criteria as a markdown list. */
 export const renderCriteria = (criteria: readonly string[]) => criteria.map((c) => `- ${c}`).join("\n");
@@ -50,14 +62,15 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
 };
 
 /**
- * The project, the issue, then each earlier artifact the role needs, each as a data block
- * (docs/issue.md). The order is the one prompt caching wants: what is shared by most requests first.
+ * The project, the issue, the code chosen for the request, then each earlier artifact the role
+ * needs, each as a data block (docs/issue.md). The order is the one prompt caching wants: what is shared by most requests first.
  * `rules` (the rubric every critic follows, the format every producer follows) go right after the
  * issue: the same text at the same place in every stage of an issue, so it is new to the provider
  * once an issue rather than once a stage (docs/serve.md "Cost").
  */
 function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[], rules: readonly string[] = []): string[] {
-  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue)), ...rules];
+  // The code after the rules (it changes from stage to stage, the rules do not), before the artifacts.
+  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue)), ...rules, ...codeBlocks(ctx)];
   for (const name of names) {
     const text = ctx.artifacts[name];
     if (text) blocks.push(dataBlock("artifact", text, name));
@@ -324,7 +337,7 @@ export function criticRequest(
   const vocabulary = extras.categories?.length ? ` Use a category from: ${extras.categories.join(", ")}.` : "";
   own.push(
     extras.reply?.task ??
-      `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it.${vocabulary}`,
+      `Task: review the ${ARTIFACT_TITLES[artifact.name]} under review in your lane and reply with {"findings": [...]} — at most 5, most important first; CRITICAL or HIGH only with evidence quoted from it${ctx.code ? " or from the code" : ""}.${vocabulary}`,
   );
   return layoutRequest({ shared, own }, { schema: extras.reply?.schema ?? replySchemas().findings, promptFile: voice.file });
 }
@@ -346,6 +359,7 @@ export function reviewerRequest(ctx: RoleContext, pending: readonly Concern[], c
   const shared = [
     ...projectBlock(ctx),
     dataBlock("issue", issueText(ctx.issue)),
+    ...codeBlocks(ctx),
     "The plan under review:",
     dataBlock("under_review", ctx.artifacts.plan ?? "", "plan"),
   ];
@@ -401,7 +415,7 @@ export function verifierRequest(
     voice.text,
     `One critic (${concern.raised_by}) raised this finding as ${concern.severity}; no other critic of its council raised it:`,
     dataBlock("finding", json(finding)),
-    `Task: decide whether the finding is a real defect of the ${ARTIFACT_TITLES[artifact.name]} under review, as serious as stated: quote the line it is about as "evidence", give your "reason", then "verdict": "confirm" or "refute".`,
+    `Task: decide whether the finding is a real defect of the ${ARTIFACT_TITLES[artifact.name]} under review, as serious as stated: quote the line it is about as "evidence"${ctx.code ? " (from the artifact, or from the code when the finding is about what the code does)" : ""}, give your "reason", then "verdict": "confirm" or "refute".`,
   ];
   return layoutRequest({ shared, own }, { schema: replySchemas().verifier, promptFile: voice.file });
 }

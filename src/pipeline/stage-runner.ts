@@ -1,6 +1,7 @@
 import { AdversarialRetryLoop, type Critic, type CostedProducer, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
-import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
-import type { AdversarialState, Concern, Finding, StageRecord } from "../contracts/concern.js";
+import { ground } from "../adversarial/grounding.js";
+import { VERIFIER_ROLE, type VerifierAnswer } from "../adversarial/second-opinion.js";
+import type { AdversarialState, Concern, Finding, StageRecord, Verdict } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallDoor, CallMeta } from "../models/call.js";
@@ -8,6 +9,7 @@ import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
 import type { Meter } from "./meter.js";
 import { producerFaults } from "./producer-faults.js";
+import { ContextLedger, type CodeSelection, type CodeSource } from "./code-context.js";
 import type { RoundDetail } from "../read-models/types.js";
 import { roundDetail, roundsArtifact, stageRoundsText } from "./round-record.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
@@ -47,6 +49,8 @@ export interface StageDeps {
   /** What the driver's door has metered so far: the stage's usage is read from it. */
   meter: Meter;
   context: () => RoleContext;
+  /** The code the stage's roles read (docs/issue.md "The code the councils read"); none: requests carry no code. */
+  code?: CodeSource;
   knownGaps?: KnownGaps;
   /** A concern a person resolved stays resolved: raised again, it is not made pending again. */
   keep: (e: NewEvent) => boolean;
@@ -97,10 +101,22 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   };
   const call = deps.door;
 
+  // The code each role reads: the producer's is chosen for the issue and its inputs, a critic's (and
+  // its second opinion's) also for the draft under review — the same bytes for every critic of a round.
+  const ledger = new ContextLedger();
+  const inputTexts = (ctx: RoleContext, names: readonly ArtifactName[]) =>
+    names.flatMap((n) => (typeof ctx.artifacts[n] === "string" ? [ctx.artifacts[n] as string] : []));
+  const withCode = (ctx: RoleContext, sel: CodeSelection | undefined): RoleContext => (sel ? { ...ctx, code: sel.text } : ctx);
+  const producerCode = (ctx: RoleContext) => deps.code?.forTexts(stage.producer, [issueText(ctx.issue), ...inputTexts(ctx, stage.inputs)]);
+  const reviewCode = (role: string, ctx: RoleContext, draft: string) =>
+    deps.code?.forTexts(role, [issueText(ctx.issue), ...inputTexts(ctx, stage.criticInputs), draft]);
+
   const producerCall = (input: { round: number; previous: Artifact | undefined; blocking: readonly Concern[] }) => {
     const retry = input.previous !== undefined && input.blocking.length ? { previous: render(input.previous), blocking: input.blocking } : undefined;
-    const request = producerRequest(stage.producer, stage.artifact, deps.context(), stage.inputs, given, retry);
-    return { meta: { role: stage.producer, stage: stage.stage, round: input.round }, request };
+    const ctx = deps.context();
+    const sel = producerCode(ctx);
+    const request = producerRequest(stage.producer, stage.artifact, withCode(ctx, sel), stage.inputs, given, retry);
+    return { meta: { role: stage.producer, stage: stage.stage, round: input.round }, request, sel };
   };
   const producer: CostedProducer<Artifact> = {
     calls: async (input) => {
@@ -109,7 +125,8 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     },
     produce: async (input) => {
       await flush();
-      const { meta, request } = producerCall(input);
+      const { meta, request, sel } = producerCall(input);
+      ledger.note(stage.producer, sel);
       const reply = await call(meta, request);
       const parsed = stage.codec.read(stage.producer, reply.answer, contextTexts());
       const shown = [...(input.previous !== undefined ? input.blocking : []), ...given];
@@ -120,11 +137,14 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
 
   const criticCall = (role: string, artifact: Artifact, review: { round: number; previous?: readonly Finding[] }) => {
     const known = role === "assumption_surfacer" ? deps.knownGaps : undefined;
+    const ctx = deps.context();
+    const text = render(artifact);
+    const sel = reviewCode(role, ctx, text);
     const request = criticRequest(
       role,
-      deps.context(),
+      withCode(ctx, sel),
       stage.criticInputs,
-      { name: stage.artifact, text: render(artifact) },
+      { name: stage.artifact, text },
       {
         ...(known ? { knownGaps: known.text } : {}),
         ...(review.previous ? { previous: review.previous } : {}),
@@ -133,7 +153,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
         rubricFirst: true, // every critic of a pipeline council follows the findings rubric
       },
     );
-    return { meta: { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) }, request, known };
+    return { meta: { role, stage: stage.stage, round: review.round, ...(known ? { wikiEntries: known.ids } : {}) }, request, known, sel };
   };
   const critics: Critic<Artifact>[] = stage.critics.map((role) => ({
     role,
@@ -142,23 +162,36 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       return cost(meta, request);
     },
     review: async (artifact, review) => {
-      const { meta, request, known } = criticCall(role, artifact, review);
+      const { meta, request, known, sel } = criticCall(role, artifact, review);
+      ledger.note(role, sel);
       const text = render(artifact);
-      // A findings object quoted from the artifact or the issue is never the critic's reply.
-      const reply = await call(meta, request, (answer) => parseFindings(answer, [text, ...contextTexts()]), sinkFor(role));
+      // A findings object quoted from the artifact, the issue or the code is never the critic's reply.
+      const reply = await call(meta, request, (answer) => parseFindings(answer, [text, ...contextTexts(), ...(sel ? [sel.text] : [])]), sinkFor(role));
       const parsed = reply.parsed;
       if (!parsed?.ok)
         throw new ReplyFormatError(`${role} reply is ${parsed?.reason === "unparseable" ? "not JSON" : "not a findings object"}: ${parsed?.error ?? "empty"}`);
       deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role, findings: parsed.value.findings });
-      return { findings: parsed.value.findings, invalid: parsed.invalid, ...(known ? { knownGaps: known.ids } : {}) };
+      return {
+        findings: parsed.value.findings,
+        invalid: parsed.invalid,
+        ...(known ? { knownGaps: known.ids } : {}),
+        ...(sel ? { code: sel.evidence } : {}),
+      };
     },
   }));
 
   // The second opinion on a lone HIGH: in councils of two or more (the one-critic spec stage blocks on its judge alone).
-  const verifierCall = (artifact: Artifact, concern: Concern, round: number) => ({
-    meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
-    request: verifierRequest(VERIFIER_ROLE, deps.context(), stage.criticInputs, { name: stage.artifact, text: render(artifact) }, concern),
-  });
+  // The second opinion reads the code the critic that raised the finding read.
+  const verifierCall = (artifact: Artifact, concern: Concern, round: number) => {
+    const ctx = deps.context();
+    const text = render(artifact);
+    const sel = reviewCode(concern.raised_by, ctx, text);
+    return {
+      meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
+      request: verifierRequest(VERIFIER_ROLE, withCode(ctx, sel), stage.criticInputs, { name: stage.artifact, text }, concern),
+      sel,
+    };
+  };
   const verifier: Verifier<Artifact> | undefined =
     stage.critics.length >= 2
       ? {
@@ -168,13 +201,19 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
             return cost(meta, request);
           },
           check: async (artifact, concern, round) => {
-            const { meta, request } = verifierCall(artifact, concern, round);
+            const { meta, request, sel } = verifierCall(artifact, concern, round);
+            ledger.note(VERIFIER_ROLE, sel);
             const slot = `${VERIFIER_ROLE}#${concern.id}`; // flushed in concern-id order, after the critics
             const finding = JSON.stringify({ concern: concern.concern, evidence: concern.evidence });
-            const reply = await call(meta, request, (answer) => parseVerdict(answer, [render(artifact), finding, ...contextTexts()]), sinkFor(slot));
+            const reply = await call(
+              meta,
+              request,
+              (answer) => parseVerdict(answer, [render(artifact), finding, ...contextTexts(), ...(sel ? [sel.text] : [])]),
+              sinkFor(slot),
+            );
             const parsed = reply.parsed;
             if (!parsed?.ok) throw new ReplyFormatError(`${VERIFIER_ROLE} reply is not a verdict: ${parsed?.error ?? "empty"}`);
-            return { verdict: parsed.value.verdict, reason: parsed.value.reason, evidence: parsed.value.evidence ?? "" };
+            return verdictOf(parsed.value, sel);
           },
         }
       : undefined;
@@ -217,6 +256,13 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     await flush(); // an aborted round's calls are still on the record
   }
 
+  // What the stage's requests carried of the code goes on its record (issue show --context, the dashboard).
+  const codeContext = ledger.entries();
+  if (codeContext.length) {
+    result.stageRun.code_context = codeContext;
+    for (const e of buffered) if (e.type === "AdversarialStageCompleted") e.stage_run = { ...e.stage_run, code_context: codeContext };
+  }
+
   // Resolutions come only from the draft the council accepted (result.addressed is empty otherwise).
   const settledHere = new Set(result.resolved);
   const answered = resolutionEvents(issueId, given, result.addressed, { kind: "producer", role: stage.producer }, deps.now).filter(
@@ -232,3 +278,10 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
 }
 
 const ascending = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A verifier's parsed verdict, with whether its quote is of the code its request carried (docs/issue.md "Findings about the code"). */
+export function verdictOf(v: { verdict: Verdict; reason: string; evidence?: string | undefined }, sel: CodeSelection | undefined): VerifierAnswer {
+  const evidence = v.evidence ?? "";
+  const quotesCode = sel !== undefined && evidence !== "" && ground(sel.evidence.text, evidence).grounded;
+  return { verdict: v.verdict, reason: v.reason, evidence, ...(quotesCode ? { quotesCode } : {}) };
+}

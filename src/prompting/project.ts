@@ -2,16 +2,15 @@ import type { ProjectContext } from "../contracts/config.js";
 import { isFatal, messageOf } from "../errors.js";
 
 /**
- * The text of the `project` data block every pipeline role is given (docs/configuration.md):
- * the project's name and description, then each context file under its path. Undefined when the
- * config names nothing, so requests without a project stay as they were. Deterministic: the same
- * config gives the same bytes, which keeps replans served from the reply cache.
+ * The text of the `project` data block every pipeline role is given (docs/configuration.md): the
+ * project's name and description. `project.context_files` are not pasted here whole: they are ranked
+ * and chunked with the repository's code, and each request carries the parts of them that bear on it
+ * (src/pipeline/code-context.ts). Undefined when the config names neither, so requests without a
+ * project stay as they were. Deterministic: the same config gives the same bytes.
  */
 export function projectText(p: ProjectContext): string | undefined {
   const head = [p.name ? `Project: ${p.name}` : "", p.description ? `Description: ${p.description}` : ""].filter(Boolean);
-  const files = p.files.filter((f) => f.text !== "").map((f) => `## ${f.path}\n\n${f.text}`);
-  const parts = [...(head.length ? [head.join("\n")] : []), ...files];
-  return parts.length ? parts.join("\n\n") : undefined;
+  return head.length ? head.join("\n") : undefined;
 }
 
 /**

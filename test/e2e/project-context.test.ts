@@ -1,7 +1,8 @@
 /**
  * Project context (issue 18, item 7): every pipeline role is told which project the issue belongs to
- * — config `project: { name, description, context_files }`, the GitHub repository's name and
- * description by default — as a data block right after the system rules.
+ * — config `project: { name, description }`, the GitHub repository's name and description by
+ * default — as a data block right after the system rules. `context_files` are ranked with the code
+ * (issue 30): each request carries the parts that bear on it, in its code block.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -31,7 +32,7 @@ describe("project context from the config", () => {
     "  context_files: [docs/context.md]",
   ].join("\n");
 
-  it("every request of issue plan starts with the project block (name, description, each context file), then the issue", async () => {
+  it("every request of issue plan starts with the project block (name, description), then the issue; the context file reaches the councils in the code block, never whole in the project block", async () => {
     w = await pipelineWorld(() => undefined, { extra });
     open.push(w);
     mkdirSync(join(w.dir, "docs"));
@@ -39,14 +40,21 @@ describe("project context from the config", () => {
     const id = await w.newIssue("Encrypt cookies", "Session cookies should not be readable by the client.", ["dissent-load-bearing"]);
     await w.plan(id);
     expect(w.server.requests.length).toBeGreaterThan(10);
+    let withCode = 0;
     for (const r of w.server.requests) {
       expect(kinds(r).slice(0, 2), r.body.model).toEqual(["project", "issue"]);
-      const project = readDataBlocks(firstMessage(r))[0]?.text ?? "";
-      expect(project).toContain("Project: cookie-session");
-      expect(project).toContain("Description: Simple cookie-based session middleware for Express.");
-      expect(project).toContain("## docs/context.md");
-      expect(project).toContain("Sessions are signed, not encrypted");
+      const blocks = readDataBlocks(firstMessage(r));
+      expect(blocks[0]?.text).toBe("Project: cookie-session\nDescription: Simple cookie-based session middleware for Express.");
+      const code = blocks.find((b) => b.kind === "code")?.text;
+      expect(blocks[0]?.text).not.toContain("Sessions are signed");
+      if (code !== undefined) {
+        withCode++;
+        expect(code).toContain("### docs/context.md:1-");
+        expect(code).toContain("Sessions are signed, not encrypted");
+      }
     }
+    // Every council role (the label skips the gate) is told the part of the context file that bears on the issue.
+    expect(withCode).toBe(w.server.requests.length);
   });
 
   it("a context file that does not exist is a configuration error naming it (exit 2), before any request", async () => {

@@ -191,3 +191,73 @@ describe("eval pipeline over scripted models", () => {
     expect(judgeSameModelWarning(apart)).toBeUndefined();
   });
 });
+
+describe("eval pipeline items with a bundled repository (issue 30)", () => {
+  const repoItem: PipelineItem = {
+    id: "p-code",
+    title: "Send one request id per logical request",
+    body: "Every request the HttpClient sends should carry an x-request-id header, added through its `beforeRequest` hook; a retry keeps the id.",
+    repo: {
+      "src/http/retry.ts":
+        "/**\n * Runs `attempt` up to `opts.attempts` times. Contract: `beforeRequest` hooks run again on every attempt.\n */\nexport async function withRetry<T>(attempt: (n: number) => Promise<T>, attempts: number): Promise<T> {\n  return attempt(1);\n}\n",
+      "src/http/client.ts":
+        'import { withRetry } from "./retry";\n\nexport class HttpClient {\n  beforeRequest(hook: (r: Request) => Request): void {}\n  send(url: string) {\n    return withRetry(async () => fetch(url), 3);\n  }\n}\n',
+    },
+    gold: { route: "load_bearing", clean: false, plan_must_contain: [], council_must_raise: ["hooks rerun on every retry attempt"] },
+  };
+
+  it("plans the item reading its repository and again without it: the defect only the code shows is raised in the first and not the second", async () => {
+    const seen: string[] = [];
+    const models: Record<string, LanguageModel> = {};
+    for (const role of [...PIPELINE_ROLES, JUDGE_ROLE]) {
+      models[role] = scriptedModel(role, [
+        (options) => {
+          const prompt = options.prompt.map(messageText).join("\n");
+          if (role === "complexity_gate") return "LOAD-BEARING";
+          if (["discover.brief", "shape.writer"].includes(role)) return `# ${role}\n\nWhat the issue asks.`;
+          if (role === "planner") return "# Plan\n\n1. Register a beforeRequest hook that sets a fresh x-request-id on each request it is given.";
+          if (role === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["every attempt of one send carries the same id"] });
+          // A critic can only say what the code shows when its request carries the code.
+          if (role === "plan.risk_skeptic") {
+            const code = readDataBlocks(prompt).find((b) => b.kind === "code")?.text;
+            seen.push(code ?? "");
+            return JSON.stringify({
+              findings: code?.includes("hooks run again on every attempt")
+                ? [
+                    {
+                      evidence: "`beforeRequest` hooks run again on every attempt.",
+                      severity: "HIGH",
+                      category: "risk",
+                      concern: "The hooks rerun on every retry attempt, so each retry gets a fresh id.",
+                    },
+                  ]
+                : [],
+            });
+          }
+          if (role === JUDGE_ROLE) {
+            const blocks = readDataBlocks(prompt);
+            const doc = (blocks[0]?.text ?? "").toLowerCase();
+            const words = (blocks[1]?.text ?? "").toLowerCase().match(/[a-z]{5,}/g) ?? [];
+            return words.every((w) => doc.includes(w)) ? "YES" : "No.";
+          }
+          return JSON.stringify({ findings: [] });
+        },
+      ]);
+    }
+    const one: LoadedSet<PipelineItem> = { name: "code.json", sha256: "1".repeat(64), items: [repoItem], total: 1 };
+    const r = await runPipelineEval(one, { calls: calls(models), config });
+    expect(seen.some((c) => c.includes("### src/http/retry.ts:"))).toBe(true);
+    expect(seen.some((c) => c === "")).toBe(true); // the run without the repository carried no code
+    expect(r.items[0]?.council_checklist.map((c) => c.covered)).toEqual([true]);
+    expect(r.items[0]?.without_repo?.council_checklist.map((c) => c.covered)).toEqual([false]);
+    expect(r.metrics.code_recall).toEqual({ items: 1, with_repo: 1, without_repo: 0 });
+  });
+
+  it("the bundled set's repository items load, and each bundled file stays inside its folder", async () => {
+    const { loadPipelineSet } = await import("../../src/eval/sets.js");
+    const set = loadPipelineSet();
+    const withRepo = set.items.filter((i) => i.repo);
+    expect(withRepo.map((i) => i.id)).toEqual(["pipe-013", "pipe-014"]);
+    for (const i of withRepo) for (const p of Object.keys(i.repo ?? {})) expect(p.startsWith("/") || p.split("/").includes("..")).toBe(false);
+  });
+});

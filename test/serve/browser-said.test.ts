@@ -120,6 +120,13 @@ describe("what was said, in Chromium", () => {
     expect(await lines("removed")).toContain(HOLE.line);
     expect(await lines("added")).toContain(HOLE.fix);
     expect(await text(`${two} .said-round`)).toContain("nothing blocked this draft");
+    // What the stage's roles read: the context file's section about linking, not its billing section.
+    await page.click('tr[data-stage="shape_council"] + tr [data-code-read] > summary');
+    const read = await text('tr[data-stage="shape_council"] + tr [data-code-read]');
+    expect(read).toMatch(/read by .*shape\.writer/);
+    expect(read).toMatch(/read by .*shape\.tech_lead/);
+    expect(read).toContain("docs/accounts.md:3-");
+    expect(read).not.toContain("docs/accounts.md:7-");
     await live();
     // The stage's row and its rounds, from the page drawn whole (the sticky bar stays at the top, off the picture).
     const top = await page.locator('tr[data-stage="shape_council"]').boundingBox();

@@ -3,7 +3,7 @@
  * 127.0.0.1 answering each pipeline role by model name (test/carryover/pipeline-world), the built
  * CLI planning and merging issues, and `dissent serve` started as a user starts it.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
 import { startOpenAIServer, type ChatRequest, type FakeOpenAI, type Reply } from "../support/openai-server.js";
@@ -270,6 +270,20 @@ export const NITPICK: Defect = {
     "Sort the provider list by date added.",
   ],
 };
+/** The context file of the said world: one section about account linking, one about something else. */
+export const ACCOUNTS_DOC = [
+  "# Accounts",
+  "",
+  "## Linking providers",
+  "",
+  "An account may be linked to a second sign-in provider only after both sides verified the same email.",
+  "",
+  "## Billing",
+  "",
+  "Invoices are sent on the first day of the month.",
+  "",
+].join("\n");
+
 export const LINK = {
   title: "Link OAuth accounts that share an email",
   body: "Users who sign in with a second provider using the same email are refused; let trusted providers link to the existing account.",
@@ -323,7 +337,10 @@ export async function saidWorld(): Promise<SaidWorld> {
   const base = rolesConfig(double.url, ["call_timeout_ms: 20000", "budget: { max_calls_per_issue: 80 }"].join("\n"))
     .replace("type: openai-compatible,", "type: openai-compatible, api_key_env: SAID_KEY,")
     .replace("routes:\n", `routes:\n${gate}\n`);
-  s.write("dissent.config.yaml", `${base}\nlog_content: true\n`);
+  // A context file: its section about linking reaches the councils in their code block (the dashboard's "Code read").
+  mkdirSync(join(s.dir, "docs"), { recursive: true });
+  s.write("docs/accounts.md", ACCOUNTS_DOC);
+  s.write("dissent.config.yaml", `${base}\nlog_content: true\nproject:\n  context_files: [docs/accounts.md]\n`);
   const quiet = s.write("quiet.config.yaml", base);
   const run = (args: string[], config?: string) =>
     dissent([...(config ? ["--config", config] : []), ...args], { cwd: s.dir, env: { DISSENT_HOME: home, SAID_KEY: SECRET }, timeoutMs: 200_000 });

@@ -2,6 +2,7 @@ import { useState } from "preact/hooks";
 import type { CycleTimeline, StageEntry } from "../../read-models/types.js";
 import { count, duration, estimateNote, usd, usageUsd } from "../format.js";
 import { CallsTable, UsageLine } from "./calls.js";
+import { CodeContext } from "./code-context.js";
 import { StageRounds } from "./rounds.js";
 
 function StageRow({ s, issueId }: { s: StageEntry; issueId: string }) {
@@ -38,6 +39,7 @@ function StageRow({ s, issueId }: { s: StageEntry; issueId: string }) {
                 {run.critic_failures} critic failure(s) · {run.ungrounded_findings} ungrounded · {run.invalid_findings} invalid finding(s)
               </p>
             ) : null}
+            <CodeContext blocks={run?.code_context} />
             <StageRounds issueId={issueId} s={s} />
           </td>
         </tr>

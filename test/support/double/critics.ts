@@ -46,14 +46,32 @@ function knownGapOf(seen: Seen, d: Defect): string | undefined {
   return undefined;
 }
 
+/** The code block of the request, when it holds the line of code that makes the defect one. */
+export function seesCode(seen: Seen, d: Defect): string | undefined {
+  if (d.inCode === undefined) return undefined;
+  const code = block(seen, "code");
+  return code !== undefined && contains(code, d.inCode) ? code : undefined;
+}
+
+/** The reason a critic that cannot see the code gives for keeping a defect of the code at MEDIUM (a real critic's words). */
+export const CANNOT_SEE = "I cannot see the code, so I cannot confirm this and must not block on it.";
+
 /** One new finding about a defect, worded for this lane and round (tied to a known gap the critic was shown, when it repeats one). */
 function newFinding(ctx: Ctx, seen: Seen, role: string, d: Defect, text: string, round: number, paraphrase: boolean): FindingOut {
   const n = d.wordings.length;
   const lane = Math.max(0, d.lanes.indexOf(role));
   const concern = (paraphrase ? d.wordings[(lane + round) % n] : d.wordings[0]) ?? d.wordings[0] ?? d.line;
-  const evidence = ctx.dice.on("nearQuotes", d.id) ? nearQuote(d.line, text, rngFor(ctx.seed, seen.key, "quote", d.id)) : d.line;
   const gap = knownGapOf(seen, d);
-  return { evidence, ...(gap ? { known_gap: gap } : {}), severity: d.severity, category: d.category, concern, human_required: d.humanRequired ?? false };
+  const human = d.humanRequired ?? false;
+  if (d.inCode !== undefined) {
+    // A defect only the code shows: quoted from the code when the request carries it, else kept at MEDIUM.
+    const code = seesCode(seen, d);
+    if (code === undefined) return { evidence: d.line, severity: "MEDIUM", category: d.category, concern: `${concern} ${CANNOT_SEE}`, human_required: human };
+    const evidence = ctx.dice.on("nearQuotes", d.id) ? nearQuote(d.inCode, code, rngFor(ctx.seed, seen.key, "quote", d.id)) : d.inCode;
+    return { evidence, severity: d.severity, category: d.category, concern, human_required: human };
+  }
+  const evidence = ctx.dice.on("nearQuotes", d.id) ? nearQuote(d.line, text, rngFor(ctx.seed, seen.key, "quote", d.id)) : d.line;
+  return { evidence, ...(gap ? { known_gap: gap } : {}), severity: d.severity, category: d.category, concern, human_required: human };
 }
 
 /** Orders by severity, keeps at most 5, and adds the loose-enum slips of the quirk (never to repeated findings). */

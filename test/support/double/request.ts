@@ -41,11 +41,20 @@ function textOf(content: unknown): string {
 function keyOf(model: string, messages: readonly { role: string; text: string }[]): string {
   const firstAssistant = messages.findIndex((m) => m.role === "assistant");
   const opening = firstAssistant === -1 ? messages : messages.slice(0, firstAssistant);
-  const said = opening.flatMap((m) => m.text.split("\n\n")).map((p) => p.trim());
+  // What the project and the code blocks hold is context, not what is judged: the same request with or
+  // without the repository's code (or a context file pasted whole) draws the same dice.
+  const said = opening.flatMap((m) => judged(m.text).split("\n\n")).map((p) => p.trim());
   // dissent's pipeline requests name their role on a line of its own, before or after the shared blocks.
   const pipeline = model !== EXEC_MODEL && model !== CHAL_MODEL && said.some((p) => /^Role: \S+$/m.test(p.split("\n")[0] ?? ""));
   if (!pipeline) return hashOf(canonicalJson({ model, messages }));
   return hashOf(canonicalJson({ model, said: said.filter(Boolean).sort(), after: firstAssistant === -1 ? [] : messages.slice(firstAssistant) }));
+}
+
+/** A request's text without its project and code blocks (and the line that introduces the code). */
+function judged(text: string): string {
+  return text
+    .replace(/<data kind="(?:code|project)"(?: name="[a-z_]+")? tag="([0-9a-f]{8,64})">\n[\s\S]*?\n<\/data tag="\1">/g, "")
+    .replace(/^The repository's code chosen for this request[^\n]*$/gm, "");
 }
 
 export function readRequest(req: ChatRequest): Seen {

@@ -29,6 +29,13 @@ export interface Defect {
   gap?: string;
   /** A line of the code a coding agent writes (docs/implement.md): no producer writes it; the review critics see it in the diff. */
   code?: boolean;
+  /**
+   * A line of the repository's code that makes `line` a defect (issue 30): a critic whose request
+   * carries a code block holding it raises the finding at full severity, quoting that line of code; one
+   * that sees no such code raises it as MEDIUM — it cannot see the code, as the real critic said — and
+   * the verifier confirms it only when its own request carries the line.
+   */
+  inCode?: string;
 }
 
 /** A sentence of an executor draft the challenger flags while it is in the draft. */

@@ -4,6 +4,7 @@ import { nearQuote } from "./near-quote.js";
 import { rngFor } from "./prng.js";
 import { block, type Seen } from "./request.js";
 import { tryJson } from "./text.js";
+import { seesCode } from "./critics.js";
 import { carries, defectsOf, recognise } from "./world.js";
 
 /**
@@ -16,10 +17,13 @@ export function verifierReply(ctx: Ctx, seen: Seen): string {
   const raw = tryJson(block(seen, "finding"));
   const finding = raw && typeof raw === "object" ? (raw as { concern?: unknown; evidence?: unknown }) : {};
   const d = recognise(defectsOf(ctx.scenario, seen), finding);
-  const real = d !== undefined && !d.nitpick && carries(text, d);
+  // A defect only the code shows is confirmed only from the code, quoting it.
+  const code = d ? seesCode(seen, d) : undefined;
+  const real = d !== undefined && !d.nitpick && carries(text, d) && (d.inCode === undefined || code !== undefined);
+  const quote = d?.inCode !== undefined && code !== undefined ? { line: d.inCode, in: code } : { line: d?.line ?? "", in: text };
   const value = real
     ? {
-        evidence: ctx.dice.on("nearQuotes", d.id) ? nearQuote(d.line, text, rngFor(ctx.seed, seen.key, "verify", d.id)) : d.line,
+        evidence: ctx.dice.on("nearQuotes", d.id) ? nearQuote(quote.line, quote.in, rngFor(ctx.seed, seen.key, "verify", d.id)) : quote.line,
         reason: `The line does what the finding says: ${d.wordings[0] ?? d.line}`,
         verdict: "confirm",
       }

@@ -18,7 +18,7 @@ export function recognise(defects: readonly Defect[], c: { concern?: unknown; ev
   if (byWords) return byWords;
   const evidence = typeof c.evidence === "string" ? c.evidence : "";
   if (norm(evidence).length < 12) return undefined;
-  return defects.find((d) => contains(d.line, evidence));
+  return defects.find((d) => contains(d.line, evidence) || (d.inCode !== undefined && contains(d.inCode, evidence)));
 }
 
 /** Whether a text still carries the defect (its line is there and its fix is not). */
