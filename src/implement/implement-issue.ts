@@ -114,19 +114,13 @@ function checkAgentCeilings(issueId: string, s: ImplementConfig, attempts: numbe
   if (attempts >= s.maxAttemptsPerIssue) {
     throw new BudgetExceeded(
       `issue ${issueId} has had ${attempts} agent attempts, the most implement.max_attempts_per_issue (${s.maxAttemptsPerIssue}) allows; raise it to implement the issue again`,
-      s.maxAttemptsPerIssue,
-      attempts,
-      "calls",
-      "implement.max_attempts_per_issue",
+      { max: s.maxAttemptsPerIssue, used: attempts, unit: "attempts", setting: "implement.max_attempts_per_issue" },
     );
   }
   if (agentMs >= s.maxAgentMsPerIssue) {
     throw new BudgetExceeded(
       `issue ${issueId}'s agent has run ${Math.round(agentMs / 1000)} s, the most implement.max_agent_ms_per_issue (${Math.round(s.maxAgentMsPerIssue / 1000)} s) allows; raise it to implement the issue again`,
-      s.maxAgentMsPerIssue,
-      agentMs,
-      "calls",
-      "implement.max_agent_ms_per_issue",
+      { max: s.maxAgentMsPerIssue, used: agentMs, unit: "ms", setting: "implement.max_agent_ms_per_issue" },
     );
   }
 }
@@ -269,13 +263,12 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         checkAgentCeilings(id, settings, attemptsEver, agentMs);
         // The review of this attempt needs its critics' calls: an attempt whose review the budget cannot pay is not started.
         if (budget.remaining() < REVIEW_CRITICS.length + 1) {
-          throw new BudgetExceeded(
-            `no call budget left to review another attempt of issue ${id}: raise budget.max_calls_per_issue (${budget.max})`,
-            budget.max,
-            budget.used(),
-            "calls",
-            "budget.max_calls_per_issue",
-          );
+          throw new BudgetExceeded(`no call budget left to review another attempt of issue ${id}: raise budget.max_calls_per_issue (${budget.max})`, {
+            max: budget.max,
+            used: budget.used(),
+            unit: "calls",
+            setting: "budget.max_calls_per_issue",
+          });
         }
       } catch (e) {
         if (BudgetExceeded.isInstance(e)) refused = e;
@@ -329,7 +322,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       if (done.escaped.length) {
         throw new AgentEscaped(
           `the coding agent wrote outside its worktree in attempt ${n} of issue ${id} (${done.escaped.slice(0, 3).join(", ")}${done.escaped.length > 3 ? ", …" : ""}); nothing was committed or pushed — check those paths (docs/implement.md safety)`,
-          done.escaped,
+          { paths: done.escaped, attempt: n },
         );
       }
       return a;
@@ -359,10 +352,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       if (refused) throw refused;
       throw new BudgetExceeded(
         `no attempt could be made for issue ${id}: its call budget of ${budget.max} model calls cannot pay for a review (${budget.used()} used); raise budget.max_calls_per_issue`,
-        budget.max,
-        budget.used(),
-        "calls",
-        "budget.max_calls_per_issue",
+        { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
     // Concerns due at implementation that the review did not settle go on to the pull request, with the review's own.
@@ -441,7 +431,16 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   } catch (e) {
     if (AgentEscaped.isInstance(e)) {
       // The run is over: a person looks at what the agent touched before anything goes on.
-      const escaped: NewEvent = { type: "ImplementFailed", issue_id: id, run, cycle: row.cycle, attempt: 1, error: e.message, retry_at: null, final: true };
+      const escaped: NewEvent = {
+        type: "ImplementFailed",
+        issue_id: id,
+        run,
+        cycle: row.cycle,
+        attempt: e.attempt,
+        error: e.message,
+        retry_at: null,
+        final: true,
+      };
       await store.append([escaped]);
       await labels.moveTo("dissent-hitl").catch((err: unknown) => deps.warn?.(`could not label issue ${id} dissent-hitl: ${String(err)}`));
     }

@@ -37,28 +37,19 @@ export function checkCeilings(issueId: string, row: PlanRow | undefined, spent: 
   if (!resuming && c.maxCycles !== null && cycles >= c.maxCycles) {
     throw new BudgetExceeded(
       `issue ${issueId} has had ${cycles} planning cycle${cycles === 1 ? "" : "s"}, the most budget.max_cycles_per_issue (${c.maxCycles}) allows; raise it to plan the issue again`,
-      c.maxCycles,
-      cycles,
-      "cycles",
-      "budget.max_cycles_per_issue",
+      { max: c.maxCycles, used: cycles, unit: "cycles", setting: "budget.max_cycles_per_issue" },
     );
   }
   if (spent.calls >= c.maxCalls) {
     throw new BudgetExceeded(
       `issue ${issueId} has used ${spent.calls} network calls over its planning cycles, the most budget.max_calls_per_issue (${c.maxCalls}) allows; raise it to plan the issue again`,
-      c.maxCalls,
-      spent.calls,
-      "calls",
-      "budget.max_calls_per_issue",
+      { max: c.maxCalls, used: spent.calls, unit: "calls", setting: "budget.max_calls_per_issue" },
     );
   }
   if (c.maxUsd !== null && spent.usd >= c.maxUsd) {
     throw new BudgetExceeded(
       `issue ${issueId} has spent $${spent.usd.toFixed(4)} over its planning cycles, the most budget.max_usd_per_issue ($${c.maxUsd}) allows; raise it to plan the issue again`,
-      c.maxUsd,
-      spent.usd,
-      "usd",
-      "budget.max_usd_per_issue",
+      { max: c.maxUsd, used: spent.usd, unit: "usd", setting: "budget.max_usd_per_issue" },
     );
   }
 }

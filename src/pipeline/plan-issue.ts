@@ -200,10 +200,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       await cycle.finish("budget", []);
       throw new BudgetExceeded(
         `no plan could be made for issue ${id}: its call budget of ${budget.max} model calls ran out before the planner finished (${budget.used()} used over all its cycles); raise budget.max_calls_per_issue and run dissent issue plan ${id} again (replies already received come from the cache)`,
-        budget.max,
-        budget.used(),
-        "calls",
-        "budget.max_calls_per_issue",
+        { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
 
