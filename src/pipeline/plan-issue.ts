@@ -1,11 +1,8 @@
-import { callBudget } from "../adversarial/budget.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import { toStageRun, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
-import type { CallRecord } from "../contracts/audit.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { transition } from "../contracts/labels.js";
-import { BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
-import { doorOf, networkCalls } from "../models/call.js";
+import { BudgetExceeded, UsageError } from "../errors.js";
 import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
@@ -14,14 +11,12 @@ import { criteriaCodec } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
 import { producerFaults } from "./producer-faults.js";
-import { LabelSession } from "./label-session.js";
-import { holdLease, processHolder } from "./lease.js";
+import { runIssue } from "./issue-run.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
-import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
-import { Meter } from "./meter.js";
-import { runStage, type CostOf, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
+import { shippedGapsText } from "./ceilings.js";
+import { runStage, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
 export type { CriticVoteReport, KnownGaps } from "./stage-runner.js";
@@ -99,20 +94,19 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   }
   const project = await deps.project?.();
 
-  const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
-  const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
-  const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
-  try {
-    // The ceilings hold over the issue's whole life (docs/issue.md): checked before a new cycle starts.
-    const spent = await lifetimeUsage(store, id);
-    checkCeilings(id, await store.plan(id), spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null });
+  // The lease, the ceilings (checked before a new cycle starts), the budget, the meter and the one door: the issue-run kernel's.
+  const kernel = {
+    store,
+    subject: id,
+    calls: deps.calls,
+    ceilings: { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null },
+    labels: { tracker: deps.tracker, current: issue.labels },
+    ...(deps.holder ? { holder: deps.holder } : {}),
+    ...(deps.lease ? { lease: deps.lease } : {}),
+    ...(deps.warn ? { warn: deps.warn } : {}),
+  };
+  return runIssue(kernel, async ({ budget, meter, door, costOf, labels }) => {
     const cycle = await PlanningCycle.startOrResume(store, id);
-    const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
-    // Every call of this run is metered where it is made, in the door: gate, producers, critics, verifier, reviewer, failed ones too.
-    const meter = new Meter();
-    const callCtx = { ...deps.calls, issueId: id, budget, signal, meter: (r: CallRecord) => meter.record(r) };
-    const door = doorOf({ ...callCtx, emit: (e) => store.append([e]).then(() => undefined) });
-    const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     // A run killed with -9 (or whose lease expired) leaves its transient label behind: clear it first.
     await labels.clearStale();
@@ -247,14 +241,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       pendingConcerns: result.pending_concerns,
     });
     return result;
-  } catch (e) {
-    // A lost lease aborts the calls with its own error: report that, not an interruption.
-    if (lease.lost.aborted && DissentError.isInstance(lease.lost.reason) && !isFatal(e)) throw lease.lost.reason;
-    throw e;
-  } finally {
-    await labels.release(deps.warn ?? (() => undefined));
-    await lease.release().catch(() => undefined);
-  }
+  });
 }
 
 /** The plan of the latest earlier cycle that made one (a cycle that ran out of budget made none). */
