@@ -1,13 +1,14 @@
 import { callBudget, type IssueBudget } from "../adversarial/budget.js";
 import type { CallRecord } from "../contracts/audit.js";
-import type { NewEvent } from "../contracts/events.js";
-import { DissentError, isFatal } from "../errors.js";
+import type { DissentEvent, NewEvent } from "../contracts/events.js";
+import { TRANSIENT_LABELS, transition, type StateLabel, type TransientLabel } from "../contracts/labels.js";
+import { BudgetExceeded, DissentError, isFatal, messageOf } from "../errors.js";
 import { doorOf, networkCalls, type CallDoor } from "../models/call.js";
+import { roundUsd } from "../models/pricing.js";
 import type { CallContext } from "../models/types.js";
-import type { LeaseHolder, Store } from "../store/port.js";
+import { countsCall } from "../store/state.js";
+import type { LeaseHolder, PlanRow, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
-import { checkCeilings, lifetimeUsage, type LifetimeUsage } from "./ceilings.js";
-import { LabelSession } from "./label-session.js";
 import { holdLease, processHolder } from "./lease.js";
 import { Meter } from "./meter.js";
 import type { CostOf } from "./stage-runner.js";
@@ -122,5 +123,113 @@ export async function runIssue<T, F>(config: IssueRunConfig<F>, body: (run: Labe
   } finally {
     await labels?.release(config.warn ?? (() => undefined));
     await lease.release().catch(() => undefined);
+  }
+}
+
+/** What an issue has spent over its whole life: network calls, and the dollars of those with a known price. */
+export interface LifetimeUsage {
+  calls: number;
+  usd: number;
+}
+
+/** An issue's network calls over all its cycles, from its ModelCall events (cache hits are free). */
+async function lifetimeUsage(store: Store, issueId: string): Promise<LifetimeUsage> {
+  const events: DissentEvent[] = await store.events({ issueId, types: ["ModelCall"] });
+  const calls = events.filter(countsCall);
+  return { calls: calls.length, usd: roundUsd(calls.reduce((n, e) => n + (e.cost_usd ?? 0), 0)) };
+}
+
+/** The ceilings of an issue's life (docs/issue.md): null means none. */
+interface Ceilings {
+  maxCalls: number;
+  maxUsd: number | null;
+  maxCycles: number | null;
+}
+
+/**
+ * Refuses to plan an issue past a ceiling of its life (docs/issue.md): every network call of every
+ * cycle counts against `budget.max_calls_per_issue` (and dollars against `max_usd_per_issue`); a new
+ * cycle beyond `budget.max_cycles_per_issue` is not started (an interrupted cycle still resumes).
+ * The error names the setting to raise.
+ */
+function checkCeilings(issueId: string, row: PlanRow | undefined, spent: LifetimeUsage, c: Ceilings): void {
+  const resuming = row?.status === "planning";
+  const cycles = row?.cycle ?? 0;
+  if (!resuming && c.maxCycles !== null && cycles >= c.maxCycles) {
+    throw new BudgetExceeded(
+      `issue ${issueId} has had ${cycles} planning cycle${cycles === 1 ? "" : "s"}, the most budget.max_cycles_per_issue (${c.maxCycles}) allows; raise it to plan the issue again`,
+      { max: c.maxCycles, used: cycles, unit: "cycles", setting: "budget.max_cycles_per_issue" },
+    );
+  }
+  if (spent.calls >= c.maxCalls) {
+    throw new BudgetExceeded(
+      `issue ${issueId} has used ${spent.calls} network calls over its planning cycles, the most budget.max_calls_per_issue (${c.maxCalls}) allows; raise it to plan the issue again`,
+      { max: c.maxCalls, used: spent.calls, unit: "calls", setting: "budget.max_calls_per_issue" },
+    );
+  }
+  if (c.maxUsd !== null && spent.usd >= c.maxUsd) {
+    throw new BudgetExceeded(
+      `issue ${issueId} has spent $${spent.usd.toFixed(4)} over its planning cycles, the most budget.max_usd_per_issue ($${c.maxUsd}) allows; raise it to plan the issue again`,
+      { max: c.maxUsd, used: spent.usd, unit: "usd", setting: "budget.max_usd_per_issue" },
+    );
+  }
+}
+
+/**
+ * An issue's labels during one run: moves through the transition table, the transient
+ * label of the phase running, and a LabelChanged event for each change. The transient label is
+ * removed on every exit — error, Ctrl-C and SIGTERM included (ADR-0064).
+ */
+export class LabelSession {
+  private held: TransientLabel | undefined;
+
+  constructor(
+    private readonly tracker: Tracker,
+    private readonly issueId: string,
+    private current: string[],
+    private readonly record: (event: NewEvent) => Promise<unknown>,
+  ) {}
+
+  get labels(): string[] {
+    return this.current;
+  }
+
+  private async change(change: { add: readonly string[]; remove: readonly string[] }): Promise<void> {
+    const add = change.add.filter((l) => !this.current.includes(l));
+    const remove = change.remove.filter((l) => this.current.includes(l));
+    if (!add.length && !remove.length) return;
+    this.current = await this.tracker.setLabels(this.issueId, { add, remove });
+    await this.record({ type: "LabelChanged", issue_id: this.issueId, added: add, removed: remove, labels: this.current });
+  }
+
+  /** Moves to a state label; an illegal move throws before anything changes. */
+  moveTo(to: StateLabel): Promise<void> {
+    return this.change(transition(this.current, to, this.issueId));
+  }
+
+  /** Clears transient labels left behind by a run that was killed (or whose lease expired). */
+  clearStale(): Promise<void> {
+    return this.change({ add: [], remove: TRANSIENT_LABELS });
+  }
+
+  /** Puts the phase's transient label on, taking the previous one off. */
+  async hold(label: TransientLabel): Promise<void> {
+    if (this.held === label) return;
+    if (this.held) await this.change({ add: [], remove: [this.held] });
+    await this.change({ add: [label], remove: [] });
+    this.held = label;
+  }
+
+  /** Takes the transient label off (best effort on the way out: a failure is a warning, never hides the run's own error). */
+  async release(warn?: (message: string) => void): Promise<void> {
+    const held = this.held;
+    if (!held) return;
+    try {
+      await this.change({ add: [], remove: [held] });
+      this.held = undefined;
+    } catch (e) {
+      if (!warn) throw e;
+      warn(`could not remove label ${held} from issue ${this.issueId}: ${messageOf(e)} (the next \`dissent issue plan ${this.issueId}\` clears it)`);
+    }
   }
 }

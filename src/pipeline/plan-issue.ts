@@ -15,7 +15,6 @@ import { runIssue } from "./issue-run.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
 import { gateRequest, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
-import { shippedGapsText } from "./ceilings.js";
 import { runStage, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
@@ -255,3 +254,18 @@ async function previousPlan(store: Store, issueId: string, cycle: number): Promi
 
 /** The issue fields every request is built from (exported for read models). */
 export type { TrackedIssue };
+
+/** The gaps an issue shipped with (its ShippedWithKnownGap events), one line each, for the planner of a replan; undefined when none. */
+export function shippedGapsText(events: readonly DissentEvent[]): string | undefined {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const e of events) {
+    if (e.type !== "ShippedWithKnownGap") continue;
+    for (const c of e.concerns as Concern[]) {
+      if (seen.has(c.fingerprint)) continue;
+      seen.add(c.fingerprint);
+      lines.push(`- [${c.id}] ${c.severity} (shipped in PR #${e.pr}): ${c.concern}${c.evidence ? ` — about: "${c.evidence}"` : ""}`);
+    }
+  }
+  return lines.length ? lines.join("\n") : undefined;
+}
