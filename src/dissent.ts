@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { embeddedIntro, embeddedUnavailable, knownDefaultModel } from "./config/defaults.js";
 import { configFromObject, loadConfig, OLLAMA_HINT, textOrFile } from "./config/load.js";
 import type { AuditMeta, RunOutput } from "./contracts/audit.js";
+import type { NewEvent } from "./contracts/events.js";
 import type { ChallengeInput, ChallengeResult } from "./gate/challenge.js";
 import type { ConcernResolution, ResolutionKind } from "./contracts/concern.js";
 import type { DownloadReporter, LlamaEngines } from "./engines/llama-cpp/index.js";
@@ -13,6 +14,7 @@ import { auditGate } from "./gate/audit-gate.js";
 import { doorOf } from "./models/call.js";
 import { onceEach } from "./models/sdk-warnings.js";
 import { configRouter, requireKeys, requirePrices, routeSpecs, sameModelWarning, verifierWarning } from "./models/router.js";
+import { COMMANDS, type Command, type CommandTrace } from "./wiring.js";
 import type { CallContext, ObservedCall, Router } from "./models/types.js";
 import type { MergeResult } from "./carryover/merge.js";
 // The pipeline and the read models load only for the commands that use them: `dissent run` stays light.
@@ -330,6 +332,51 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     };
   };
 
+  /** keys → prices → models: a command's roles have their keys and (with a dollar ceiling) prices, their in-process models are ready; `replay` needs neither keys nor models. */
+  const ready = async <A, P, R>(c: Command<A, P, R>, about: A, mode: CacheMode): Promise<void> => {
+    const roles = await c.roles(about);
+    if (mode !== "replay") requireKeys(config, env, roles);
+    if (c.prices) await requirePrices(config, roles);
+    if (mode !== "replay") await prepareModels(roles);
+  };
+  /**
+   * The command's call context (its trace's observer after the caller's, and what the command adds)
+   * and its hooks (the caller's progress, then the trace's), and its run inside the trace's span.
+   */
+  const traced = async <A, P, R>(
+    c: Command<A, P, R>,
+    about: A,
+    o: { mode: CacheMode; onProgress?: ((p: P) => void) | undefined; given?: Partial<CallContext> },
+    go: (calls: CallContext, hooks: Pick<Partial<CommandTrace<P, R>>, "onProgress" | "onVote">) => Promise<R>,
+  ): Promise<R> => {
+    const telemetry = await telemetryOf();
+    const trace = telemetry ? c.trace(telemetry, about, opts.onCall, o.onProgress) : undefined;
+    const calls = await callContext(o.mode, { ...o.given, ...(trace ? { observe: trace.observe } : {}) });
+    const onProgress = trace?.onProgress ?? o.onProgress;
+    const hooks = { ...(onProgress ? { onProgress } : {}), ...(trace?.onVote ? { onVote: trace.onVote } : {}) };
+    const run = () => go(calls, hooks);
+    return trace ? trace.wrap(run) : run();
+  };
+
+  /** What every issue command's driver is given: the store, the tracker, the project's text, the ceilings, warnings, the lease. */
+  const issueDeps = async (o: { holder?: LeaseHolder; lease?: { ttlMs?: number; renewMs?: number }; signal?: AbortSignal }) => {
+    const s = await storeOf();
+    const t = await trackerOf();
+    const { projectFor, projectText } = await import("./prompting/project.js");
+    return {
+      store: s,
+      tracker: t,
+      // Read after the issue: a tracker that refuses the token says so about the issue first.
+      project: async () => projectText(await projectFor(config.project, t, warn)),
+      code: codeFor(s, t, o.signal),
+      maxCalls: config.budget.maxCallsPerIssue,
+      maxUsd: config.budget.maxUsdPerIssue,
+      warn,
+      ...(o.holder ? { holder: o.holder } : {}),
+      ...(o.lease ? { lease: o.lease } : {}),
+    };
+  };
+
   const localOnly = async (what: string) => {
     const t = await trackerOf();
     if (t.kind !== "local") throw new UsageError(`${what} works with the local tracker; ${config.source} uses ${t.kind} (do it there)`);
@@ -351,23 +398,15 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     async run(input) {
       const mode = input.cache ?? "use";
       const audit = input.audit ?? false;
-      const roles = audit ? ["executor", "challenger"] : ["executor"];
-      if (mode !== "replay") requireKeys(config, env, roles);
-      if (mode !== "replay") await prepareModels(roles);
+      const runId = randomUUID();
+      await ready(COMMANDS.run, { runId, audit }, mode);
       if (audit) {
         const same = sameModelWarning(config, "executor", ["challenger"], "run --audit");
         if (same) warn(same);
       }
-      const runId = randomUUID();
       const s = await storeOf();
-      const trace = (await telemetryOf())?.run(runId, audit);
-      const ctx = await callContext(mode, {
-        runId,
-        emit: (e) => s.append([e]).then(() => undefined),
-        ...(trace ? { observe: trace.observer(opts.onCall) } : {}),
-        ...(input.signal ? { signal: input.signal } : {}),
-      });
-      const gate = () =>
+      const given = { runId, emit: (e: NewEvent) => s.append([e]).then(() => undefined), ...(input.signal ? { signal: input.signal } : {}) };
+      const result = await traced(COMMANDS.run, { runId, audit }, { mode, given }, (ctx) =>
         auditGate(
           {
             prompt: input.prompt,
@@ -376,8 +415,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
             audit,
           },
           { call: doorOf(ctx), warn, ...(input.progress ? { progress: input.progress } : {}) },
-        );
-      const result = await (trace ? trace.wrap(gate) : gate());
+        ),
+      );
       return {
         final_output: result.final_output,
         audit_meta: result.audit_meta,
@@ -392,19 +431,12 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
 
     async challenge(input) {
       const mode = input.cache ?? "use";
-      if (mode !== "replay") requireKeys(config, env, ["challenger"]);
-      if (mode !== "replay") await prepareModels(["challenger"]);
       const runId = randomUUID();
+      await ready(COMMANDS.challenge, { runId }, mode);
       const s = await storeOf();
-      const trace = (await telemetryOf())?.run(runId, true);
-      const ctx = await callContext(mode, {
-        runId,
-        emit: (e) => s.append([e]).then(() => undefined),
-        ...(trace ? { observe: trace.observer(opts.onCall) } : {}),
-        ...(input.signal ? { signal: input.signal } : {}),
-      });
+      const given = { runId, emit: (e: NewEvent) => s.append([e]).then(() => undefined), ...(input.signal ? { signal: input.signal } : {}) };
       const { challengeWith } = await import("./gate/challenge.js");
-      const challenged = async () => {
+      const challenged = async (ctx: CallContext) => {
         const r = await challengeWith(doorOf(ctx), {
           prompt: input.prompt,
           draft: input.draft,
@@ -426,7 +458,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         };
         return { audit_meta, r };
       };
-      const { r: result } = await (trace ? trace.wrap(challenged) : challenged());
+      const { r: result } = await traced(COMMANDS.challenge, { runId }, { mode, given }, challenged);
       // The gate fails open (ADR-009 §4): a failed challenger is a warning, as in `run --audit`.
       if (result.status === "failed") warn(`the challenger failed, the draft is unaudited: ${result.error ?? "no reply"}`);
       return { ...result, run_id: runId };
@@ -447,11 +479,10 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
 
     async planIssue(id, o = {}) {
       const mode = o.cache ?? "use";
-      const { PIPELINE_ROLES, STAGES } = await import("./pipeline/stages.js");
+      const issueId = id.replace(/^#/, "");
+      const { STAGES } = await import("./pipeline/stages.js");
       const { planIssue: plan } = await import("./pipeline/plan-issue.js");
-      if (mode !== "replay") requireKeys(config, env, PIPELINE_ROLES);
-      await requirePrices(config, PIPELINE_ROLES);
-      if (mode !== "replay") await prepareModels(PIPELINE_ROLES);
+      await ready(COMMANDS.plan, { issueId }, mode);
       // Said by the pipeline when a council is about to run (a trivial issue runs none).
       const councilWarnings: string[] = [];
       for (const stage of STAGES) {
@@ -465,76 +496,33 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         STAGES.filter((st) => st.critics.length >= 2).flatMap((st) => st.critics),
       );
       if (second) councilWarnings.push(second);
-      const s = await storeOf();
-      const t = await trackerOf();
-      const { projectFor, projectText } = await import("./prompting/project.js");
-      // Read after the issue: a tracker that refuses the token says so about the issue first.
-      const project = async () => projectText(await projectFor(config.project, t, warn));
-      const code = codeFor(s, t, o.signal);
+      const deps = await issueDeps(o);
       const { knownGapsFor } = await import("./carryover/relevance.js");
-      const trace = (await telemetryOf())?.plan(id.replace(/^#/, ""));
-      const hooks = trace?.hooks(opts.onCall, o.onProgress);
-      const calls = await callContext(mode, { ...(hooks ? { observe: hooks.observe } : {}), ...(o.signal ? { signal: o.signal } : {}) });
-      const planned = () =>
-        plan(id.replace(/^#/, ""), {
-          store: s,
-          tracker: t,
+      const given = o.signal ? { signal: o.signal } : {};
+      return traced(COMMANDS.plan, { issueId }, { mode, onProgress: o.onProgress, given }, (calls, hooks) =>
+        plan(issueId, {
+          ...deps,
           calls,
-          maxCalls: config.budget.maxCallsPerIssue,
-          maxUsd: config.budget.maxUsdPerIssue,
           maxCycles: config.budget.maxCyclesPerIssue,
           ...(o.replan ? { replan: true } : {}),
-          project,
-          code,
-          knownGaps: knownGapsFor(config, s, warn),
-          warn,
+          knownGaps: knownGapsFor(config, deps.store, warn),
           councilWarnings,
-          ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-          ...(hooks ? { onProgress: hooks.onProgress, onVote: hooks.onVote } : {}),
-          ...(o.holder ? { holder: o.holder } : {}),
-          ...(o.lease ? { lease: o.lease } : {}),
-        });
-      return trace ? trace.wrap(planned) : planned();
+          ...hooks,
+        }),
+      );
     },
 
     async implementIssue(id, o = {}) {
       const settings = config.implement;
       if (!settings) throw new ConfigError(`${config.source} has no implement: section; add one to run issue implement (docs/implement.md)`);
       const mode = o.cache ?? "use";
-      const { IMPLEMENT_ROLES } = await import("./implement/roles.js");
+      const issueId = id.replace(/^#/, "");
       const { implementIssue: implement } = await import("./implement/implement-issue.js");
-      if (mode !== "replay") requireKeys(config, env, IMPLEMENT_ROLES);
-      await requirePrices(config, IMPLEMENT_ROLES);
-      if (mode !== "replay") await prepareModels(IMPLEMENT_ROLES);
-      const s = await storeOf();
-      const t = await trackerOf();
-      const { projectFor, projectText } = await import("./prompting/project.js");
-      const project = async () => projectText(await projectFor(config.project, t, warn));
-      const code = codeFor(s, t);
-      const trace = (await telemetryOf())?.implement(id.replace(/^#/, ""));
-      const hooks = trace?.hooks(opts.onCall, o.onProgress);
-      const calls = await callContext(mode, hooks ? { observe: hooks.observe } : {});
-      const implemented = () =>
-        implement(id.replace(/^#/, ""), {
-          store: s,
-          tracker: t,
-          calls,
-          settings,
-          home: config.home,
-          env,
-          redact,
-          secrets: redact.secrets,
-          maxCalls: config.budget.maxCallsPerIssue,
-          maxUsd: config.budget.maxUsdPerIssue,
-          project,
-          code,
-          warn,
-          ...(o.onProgress ? { onProgress: o.onProgress } : {}),
-          ...(hooks ? { onProgress: hooks.onProgress } : {}),
-          ...(o.holder ? { holder: o.holder } : {}),
-          ...(o.lease ? { lease: o.lease } : {}),
-        });
-      return trace ? trace.wrap(implemented) : implemented();
+      await ready(COMMANDS.implement, { issueId }, mode);
+      const deps = await issueDeps(o);
+      return traced(COMMANDS.implement, { issueId }, { mode, onProgress: o.onProgress }, (calls, hooks) =>
+        implement(issueId, { ...deps, calls, settings, home: config.home, env, redact, secrets: redact.secrets, ...hooks }),
+      );
     },
 
     async merge(id, pr) {

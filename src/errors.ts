@@ -4,8 +4,10 @@ import type { FailureKind } from "./models/transport.js";
  * Errors you can branch on, shaped as the AI SDK shapes its own: each class has a stable `name`, a
  * marker of its own (a registered symbol, so `isInstance` works across copies of the module) that
  * its subclasses inherit — a parent never names its children —, read-only data given to its
- * constructor, and `fatal`: whether it ends a run rather than degrading it. Exit codes are the CLI's
- * business: it maps names to codes in one table (src/cli/exit-codes.ts; docs/errors.md).
+ * constructor, and `fatal`: whether it ends a run rather than degrading it. Every error is built as
+ * `new Error` is: a message and one options object, which holds the cause and the error's data by
+ * name (never by position). Exit codes are the CLI's business: it maps names to codes in one table
+ * (src/cli/exit-codes.ts; docs/errors.md).
  */
 const BASE = "dissent.error";
 
@@ -69,8 +71,9 @@ const RUN_ERROR = markerOf("RunError");
 /** A run failed for a reason of its own (no plan could be made, unknown issue, …). */
 export class RunError extends DissentError {
   static readonly errorName: string = "RunError";
-  constructor(message: string, options?: { cause?: unknown }, name = "RunError") {
-    super(name, message, options);
+  /** `name`: a subclass's own (a subclass dissent never heard of is still a RunError). */
+  constructor(message: string, options: { cause?: unknown; name?: string } = {}) {
+    super(options.name ?? "RunError", message, options.cause !== undefined ? { cause: options.cause } : undefined);
     mark(this, RUN_ERROR);
   }
   static override isInstance(e: unknown): e is RunError {
@@ -83,8 +86,8 @@ const TRACKER_AUTH = markerOf("TrackerAuthError");
 export class TrackerAuthError extends RunError {
   static override readonly errorName: string = "TrackerAuthError";
   override readonly fatal: boolean = true;
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options, "TrackerAuthError");
+  constructor(message: string, options: { cause?: unknown } = {}) {
+    super(message, { ...options, name: "TrackerAuthError" });
     mark(this, TRACKER_AUTH);
   }
   static override isInstance(e: unknown): e is TrackerAuthError {
@@ -97,12 +100,11 @@ const INTERRUPTED = markerOf("Interrupted");
 export class Interrupted extends DissentError {
   static readonly errorName = "Interrupted";
   override readonly fatal: boolean = true;
-  constructor(
-    message: string,
-    /** Which signal stopped the run (130 on SIGINT, 143 on SIGTERM: docs/errors.md). */
-    readonly signal: "SIGINT" | "SIGTERM" = "SIGINT",
-  ) {
-    super("Interrupted", message);
+  /** Which signal stopped the run (130 on SIGINT, 143 on SIGTERM: docs/errors.md). */
+  readonly signal: "SIGINT" | "SIGTERM";
+  constructor(message: string, options: { signal?: "SIGINT" | "SIGTERM"; cause?: unknown } = {}) {
+    super("Interrupted", message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.signal = options.signal ?? "SIGINT";
     mark(this, INTERRUPTED);
   }
   static override isInstance(e: unknown): e is Interrupted {
@@ -115,11 +117,11 @@ const LEASE_HELD = markerOf("LeaseHeld");
 export class LeaseHeld extends DissentError {
   static readonly errorName = "LeaseHeld";
   override readonly fatal: boolean = true;
-  constructor(
-    message: string,
-    readonly holder: { host: string; pid: number; since: string },
-  ) {
+  /** Who holds the lease, and since when. */
+  readonly holder: { host: string; pid: number; since: string };
+  constructor(message: string, options: { holder: { host: string; pid: number; since: string } }) {
     super("LeaseHeld", message);
+    this.holder = options.holder;
     mark(this, LEASE_HELD);
   }
   static override isInstance(e: unknown): e is LeaseHeld {
@@ -127,18 +129,31 @@ export class LeaseHeld extends DissentError {
   }
 }
 
+/** What a ceiling counts: model calls, dollars, planning cycles, agent attempts, agent milliseconds. */
+export type BudgetUnit = "calls" | "usd" | "cycles" | "attempts" | "ms";
+
+/** A ceiling's data: its maximum, what was used, in what unit (default `calls`), and the setting that raises it. */
+export interface BudgetOptions {
+  max: number;
+  used: number;
+  unit?: BudgetUnit;
+  setting?: string;
+}
+
 const BUDGET = markerOf("BudgetExceeded");
-/** A per-issue ceiling (calls, dollars or planning cycles) would be crossed; `setting` names the one to raise. */
+/** A per-issue ceiling (calls, dollars, planning cycles, agent attempts or time) would be crossed; `setting` names the one to raise. */
 export class BudgetExceeded extends DissentError {
   static readonly errorName = "BudgetExceeded";
-  constructor(
-    message: string,
-    readonly max: number,
-    readonly used: number,
-    readonly unit: "calls" | "usd" | "cycles" = "calls",
-    readonly setting?: string,
-  ) {
+  readonly max: number;
+  readonly used: number;
+  readonly unit: BudgetUnit;
+  readonly setting: string | undefined;
+  constructor(message: string, options: BudgetOptions) {
     super("BudgetExceeded", message);
+    this.max = options.max;
+    this.used = options.used;
+    this.unit = options.unit ?? "calls";
+    this.setting = options.setting;
     mark(this, BUDGET);
   }
   static override isInstance(e: unknown): e is BudgetExceeded {
@@ -156,6 +171,13 @@ export interface ProviderFailure {
   attempts: number;
 }
 
+/** A provider error's data: the failure (unknown fields default: no provider, kind `fatal`, one attempt), the calls tried, a subclass's name. */
+export interface ProviderErrorOptions extends Partial<ProviderFailure> {
+  calls?: readonly unknown[];
+  cause?: unknown;
+  name?: string;
+}
+
 const PROVIDER = markerOf("ProviderError");
 /** A provider could not be reached or kept failing after retries (and fallback, if any). */
 export class ProviderError extends DissentError {
@@ -166,21 +188,18 @@ export class ProviderError extends DissentError {
   readonly status: number | undefined;
   readonly retryAfterMs: number | undefined;
   readonly attempts: number;
-  constructor(
-    message: string,
-    failure: ProviderFailure = { provider: "", model: "", kind: "fatal", attempts: 1 },
-    /** The call records of every target tried (for `run.calls`). */
-    readonly calls: readonly unknown[] = [],
-    name = "ProviderError",
-  ) {
-    super(name, message);
+  /** The call records of every target tried (for `run.calls`). */
+  readonly calls: readonly unknown[];
+  constructor(message: string, options: ProviderErrorOptions = {}) {
+    super(options.name ?? "ProviderError", message, options.cause !== undefined ? { cause: options.cause } : undefined);
     mark(this, PROVIDER);
-    this.provider = failure.provider;
-    this.model = failure.model;
-    this.kind = failure.kind;
-    this.status = failure.status;
-    this.retryAfterMs = failure.retryAfterMs;
-    this.attempts = failure.attempts;
+    this.provider = options.provider ?? "";
+    this.model = options.model ?? "";
+    this.kind = options.kind ?? "fatal";
+    this.status = options.status;
+    this.retryAfterMs = options.retryAfterMs;
+    this.attempts = options.attempts ?? 1;
+    this.calls = options.calls ?? [];
   }
   static override isInstance(e: unknown): e is ProviderError {
     return hasMarker(e, PROVIDER);
@@ -192,8 +211,8 @@ const PROVIDER_AUTH = markerOf("ProviderAuthError");
 export class ProviderAuthError extends ProviderError {
   static override readonly errorName: string = "ProviderAuthError";
   override readonly fatal: boolean = true;
-  constructor(message: string, failure: ProviderFailure = { provider: "", model: "", kind: "auth", attempts: 1 }, calls: readonly unknown[] = []) {
-    super(message, failure, calls, "ProviderAuthError");
+  constructor(message: string, options: Omit<ProviderErrorOptions, "name"> = {}) {
+    super(message, { kind: "auth", ...options, name: "ProviderAuthError" });
     mark(this, PROVIDER_AUTH);
   }
   static override isInstance(e: unknown): e is ProviderAuthError {
@@ -226,12 +245,11 @@ const GIT = markerOf("GitError");
 /** A git command failed (docs/implement.md): the message names the command and git's own line. */
 export class GitError extends RunError {
   static override readonly errorName: string = "GitError";
-  constructor(
-    message: string,
-    /** The git arguments (never user text interpolated into a shell). */
-    readonly args: readonly string[] = [],
-  ) {
-    super(message, undefined, "GitError");
+  /** The git arguments (never user text interpolated into a shell). */
+  readonly args: readonly string[];
+  constructor(message: string, options: { args?: readonly string[]; cause?: unknown } = {}) {
+    super(message, { ...(options.cause !== undefined ? { cause: options.cause } : {}), name: "GitError" });
+    this.args = options.args ?? [];
     mark(this, GIT);
   }
   static override isInstance(e: unknown): e is GitError {
@@ -244,12 +262,14 @@ const ESCAPED = markerOf("AgentEscaped");
 export class AgentEscaped extends RunError {
   static override readonly errorName: string = "AgentEscaped";
   override readonly fatal: boolean = true;
-  constructor(
-    message: string,
-    /** The paths outside the worktree that changed. */
-    readonly paths: readonly string[],
-  ) {
-    super(message, undefined, "AgentEscaped");
+  /** The paths outside the worktree that changed. */
+  readonly paths: readonly string[];
+  /** The agent attempt (over the issue's life) that wrote them. */
+  readonly attempt: number;
+  constructor(message: string, options: { paths: readonly string[]; attempt: number }) {
+    super(message, { name: "AgentEscaped" });
+    this.paths = options.paths;
+    this.attempt = options.attempt;
     mark(this, ESCAPED);
   }
   static override isInstance(e: unknown): e is AgentEscaped {

@@ -1,10 +1,12 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import {
+  AgentEscaped,
   AuditLimitExceeded,
   BudgetExceeded,
   codeOf,
   ConfigError,
   DissentError,
+  GitError,
   Interrupted,
   isFatal,
   LeaseHeld,
@@ -32,9 +34,9 @@ const all = () => [
   new StoreError("s"),
   new RunError("run"),
   new TrackerAuthError("t"),
-  new Interrupted("i", "SIGTERM"),
-  new LeaseHeld("l", { host: "h", pid: 1, since: "now" }),
-  new BudgetExceeded("b", 30, 30),
+  new Interrupted("i", { signal: "SIGTERM" }),
+  new LeaseHeld("l", { holder: { host: "h", pid: 1, since: "now" } }),
+  new BudgetExceeded("b", { max: 30, used: 30 }),
   new ProviderError("p", failure),
   new ProviderAuthError("pa", { ...failure, kind: "auth" }),
 ];
@@ -54,7 +56,7 @@ describe("errors you can branch on", () => {
   it("a parent never names its children: a subclass of RunError that dissent never heard of is a RunError", () => {
     class QuotaRunError extends RunError {
       constructor() {
-        super("out of quota", undefined, "QuotaRunError");
+        super("out of quota", { name: "QuotaRunError" });
       }
     }
     const e = new QuotaRunError();
@@ -90,12 +92,33 @@ describe("errors you can branch on", () => {
   });
 
   it("a provider failure's data is read-only, given to the constructor, its kind a FailureKind", () => {
-    const e = new ProviderError("down", failure, [{ role: "executor" }]);
+    const e = new ProviderError("down", { ...failure, calls: [{ role: "executor" }] });
     expect(e).toMatchObject({ provider: "p", model: "m", kind: "server", attempts: 3, calls: [{ role: "executor" }] });
     expectTypeOf(e.kind).toEqualTypeOf<FailureKind>();
     expectTypeOf(e.calls).toEqualTypeOf<readonly unknown[]>();
     // @ts-expect-error calls is read-only
     e.calls = [];
+  });
+
+  it("every error is built from its message and one options object: data by name, a cause kept, defaults where data is left out", () => {
+    const cause = new Error("disk full");
+    expect(new BudgetExceeded("b", { max: 3, used: 3, unit: "attempts", setting: "implement.max_attempts_per_issue" })).toMatchObject({
+      max: 3,
+      used: 3,
+      unit: "attempts",
+      setting: "implement.max_attempts_per_issue",
+    });
+    expect(new BudgetExceeded("b", { max: 30, used: 30 }).unit).toBe("calls");
+    expect(new Interrupted("i").signal).toBe("SIGINT");
+    expect(new Interrupted("i", { signal: "SIGTERM", cause }).cause).toBe(cause);
+    expect(new RunError("r", { cause }).cause).toBe(cause);
+    expect(new ProviderAuthError("pa")).toMatchObject({ kind: "auth", attempts: 1, calls: [] });
+    expect(new GitError("g", { args: ["status"] }).args).toEqual(["status"]);
+    expect(new GitError("g").args).toEqual([]);
+    const escaped = new AgentEscaped("e", { paths: ["../x"], attempt: 2 });
+    expect(escaped).toMatchObject({ name: "AgentEscaped", paths: ["../x"], attempt: 2 });
+    expect(RunError.isInstance(escaped)).toBe(true);
+    expect(GitError.isInstance(escaped)).toBe(false);
   });
 
   it("codeOf reads the code of a Node, undici or database error", () => {

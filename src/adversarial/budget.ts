@@ -33,14 +33,13 @@ export function callBudget(max: number, recorded = 0, usd?: { max: number; spent
     remaining: () => Math.max(0, max - done - inFlight),
     take(estimatedUsd = 0): BudgetTicket {
       if (done + inFlight >= max)
-        throw new BudgetExceeded(`the call budget of ${max} model calls for this issue is spent (budget.max_calls_per_issue)`, max, done + inFlight);
+        throw new BudgetExceeded(`the call budget of ${max} model calls for this issue is spent (budget.max_calls_per_issue)`, { max, used: done + inFlight });
       if (usd && spent + reservedUsd + estimatedUsd > usd.max) {
-        throw new BudgetExceeded(
-          `the budget of $${usd.max} for this issue would be crossed (budget.max_usd_per_issue; $${spent.toFixed(4)} spent)`,
-          usd.max,
-          spent,
-          "usd",
-        );
+        throw new BudgetExceeded(`the budget of $${usd.max} for this issue would be crossed (budget.max_usd_per_issue; $${spent.toFixed(4)} spent)`, {
+          max: usd.max,
+          used: spent,
+          unit: "usd",
+        });
       }
       inFlight++;
       reservedUsd += estimatedUsd;

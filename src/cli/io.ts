@@ -64,7 +64,7 @@ export function signalStopper(deps: StopDeps): (signal: "SIGINT" | "SIGTERM") =>
     const code = signal === "SIGTERM" ? 143 : 130;
     if (first !== undefined) return deps.exit(code);
     first = signal;
-    deps.controller.abort(new Interrupted(signal === "SIGTERM" ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)", signal));
+    deps.controller.abort(new Interrupted(signal === "SIGTERM" ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)", { signal }));
     const timer = setTimer(() => {
       deps.say(`dissent: warning: still stopping ${Math.round(deps.deadlineMs / 100) / 10} s after ${signal}: exiting now`);
       deps.exit(code);

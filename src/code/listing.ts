@@ -113,7 +113,7 @@ export async function listLocal(rootIn: string, limits: CodeLimits, signal?: Abo
   const run = async (args: string[]) => {
     const out = await git(root, args, opts);
     stopIfAborted(signal);
-    if (out.code !== 0) throw new GitError(`git ${args.slice(0, 2).join(" ")} failed in ${root} (exit ${out.code})`, args);
+    if (out.code !== 0) throw new GitError(`git ${args.slice(0, 2).join(" ")} failed in ${root} (exit ${out.code})`, { args });
     return out;
   };
   const head = await git(root, ["rev-parse", "--verify", "--quiet", "HEAD"], opts);

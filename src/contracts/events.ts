@@ -241,7 +241,7 @@ export const ImplementFailed = lazySchema(() =>
     run: z.number().int(),
     /** The planning cycle whose plan was being implemented. */
     cycle: z.number().int(),
-    /** The factory's attempt at this round (1 for `issue implement`). */
+    /** A factory failure: the factory's attempt at this round. A final one (an escape): the agent attempt that escaped. */
     attempt: z.number().int(),
     error: z.string(),
     retry_at: z.string().nullable(),

@@ -96,13 +96,12 @@ export async function openClone(repo: string, baseBranch: string, home: string, 
   if (existsSync(join(path, ".git")) && !lstatSync(join(path, ".git")).isDirectory()) {
     throw new GitError(
       `${path} is a git worktree of your repository, made by an earlier dissent: remove it with \`git worktree remove ${path}\` and run again (its branch ${branch} stays in your repository, and the new clone starts from it)`,
-      [],
     );
   }
   const fresh = !existsSync(join(gitDir, "HEAD"));
   if (fresh) {
     if (existsSync(path) && readdirSync(path).length > 0)
-      throw new GitError(`${path} exists but is not dissent's clone of ${branch}: move it away and run again`, []);
+      throw new GitError(`${path} exists but is not dissent's clone of ${branch}: move it away and run again`);
     rmSync(gitDir, { recursive: true, force: true });
     await git(dirname(gitDir), ["init", "--bare", "--quiet", "--template=", gitDir]);
   }
@@ -275,7 +274,7 @@ export async function isAncestor(c: AgentClone, a: string, b: string): Promise<b
  * branch the user moved makes it fail, and nothing is lost), and records it as published.
  */
 export async function publishToCheckout(c: AgentClone, commit: string): Promise<void> {
-  if ((await headOf(c)) !== commit) throw new GitError(`the branch ${c.branch} of dissent's repository is not at the reviewed commit ${commit}`, []);
+  if ((await headOf(c)) !== commit) throw new GitError(`the branch ${c.branch} of dissent's repository is not at the reviewed commit ${commit}`);
   await git(
     c.repo,
     ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", c.gitDir, `refs/heads/${c.branch}:refs/heads/${c.branch}`],
@@ -284,7 +283,7 @@ export async function publishToCheckout(c: AgentClone, commit: string): Promise<
     },
   );
   const now = await userCommit(c.repo, `refs/heads/${c.branch}`);
-  if (now !== commit) throw new GitError(`the branch ${c.branch} of ${c.repo} is at ${now ?? "nothing"}, not the reviewed commit ${commit}`, []);
+  if (now !== commit) throw new GitError(`the branch ${c.branch} of ${c.repo} is at ${now ?? "nothing"}, not the reviewed commit ${commit}`);
   await inRepo(c, ["update-ref", "refs/dissent/published", commit]);
 }
 

@@ -174,7 +174,7 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
     });
     child.on("error", (e) => {
       done();
-      reject(new GitError(`git ${args[0] ?? ""} could not run: ${e.message} (is git installed and on PATH?)`, args));
+      reject(new GitError(`git ${args[0] ?? ""} could not run: ${e.message} (is git installed and on PATH?)`, { args }));
     });
     // Whatever git left behind (a helper, a hook's child) goes with its group; one that left the group cannot hold the result back.
     settleAfterExit(child, (code) => {
@@ -188,14 +188,14 @@ export function git(cwd: string, args: readonly string[], opts: GitOptions = {})
         reject(
           new GitError(
             `git ${args.slice(0, 2).join(" ")} in ${cwd} did not finish within ${Math.round((opts.timeoutMs ?? GIT_TIMEOUT_MS) / 1000)} s and was stopped`,
-            args,
+            { args },
           ),
         );
         return;
       }
       if (code !== 0 && !opts.allowFail) {
         const line = err.trim().split("\n").filter(Boolean).at(-1) ?? `exit ${code}`;
-        reject(new GitError(`git ${args.slice(0, 2).join(" ")} failed in ${cwd}: ${line}`, args));
+        reject(new GitError(`git ${args.slice(0, 2).join(" ")} failed in ${cwd}: ${line}`, { args }));
         return;
       }
       resolve({ stdout, truncated, code: code ?? -1 });

@@ -1,28 +1,22 @@
 import type { CodeSource } from "../pipeline/code-context.js";
-import { callBudget } from "../adversarial/budget.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import type { ImplementConfig } from "../contracts/config.js";
 import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
-import { AgentEscaped, BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
-import type { CallRecord } from "../contracts/audit.js";
-import { doorOf, networkCalls, type CallDoor } from "../models/call.js";
+import { AgentEscaped, BudgetExceeded, UsageError } from "../errors.js";
 import type { CallContext } from "../models/types.js";
-import { checkCeilings, lifetimeUsage } from "../pipeline/ceilings.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
 import { PlanningCycle } from "../pipeline/cycle.js";
-import { LabelSession } from "../pipeline/label-session.js";
-import { holdLease, processHolder } from "../pipeline/lease.js";
+import { runIssue, type LabelSession } from "../pipeline/issue-run.js";
 import { carryEvents } from "../pipeline/resolutions.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
-import { Meter } from "../pipeline/meter.js";
-import type { CostOf, CriticVoteReport } from "../pipeline/stage-runner.js";
+import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import type { CriterionCheck } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
-import { readLedger, type AttemptEvent } from "./ledger.js";
+import { readLedger, type AttemptEvent, type ImplementLedger } from "./ledger.js";
 import { renderPrBody } from "./pr-body.js";
 import { REVIEW_STAGE, reviewImplementation } from "./review-stage.js";
 import { REVIEW_CRITICS } from "./roles.js";
@@ -117,19 +111,13 @@ function checkAgentCeilings(issueId: string, s: ImplementConfig, attempts: numbe
   if (attempts >= s.maxAttemptsPerIssue) {
     throw new BudgetExceeded(
       `issue ${issueId} has had ${attempts} agent attempts, the most implement.max_attempts_per_issue (${s.maxAttemptsPerIssue}) allows; raise it to implement the issue again`,
-      s.maxAttemptsPerIssue,
-      attempts,
-      "calls",
-      "implement.max_attempts_per_issue",
+      { max: s.maxAttemptsPerIssue, used: attempts, unit: "attempts", setting: "implement.max_attempts_per_issue" },
     );
   }
   if (agentMs >= s.maxAgentMsPerIssue) {
     throw new BudgetExceeded(
       `issue ${issueId}'s agent has run ${Math.round(agentMs / 1000)} s, the most implement.max_agent_ms_per_issue (${Math.round(s.maxAgentMsPerIssue / 1000)} s) allows; raise it to implement the issue again`,
-      s.maxAgentMsPerIssue,
-      agentMs,
-      "calls",
-      "implement.max_agent_ms_per_issue",
+      { max: s.maxAgentMsPerIssue, used: agentMs, unit: "ms", setting: "implement.max_agent_ms_per_issue" },
     );
   }
 }
@@ -227,24 +215,45 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   const sandbox = openSandbox(settings.sandbox, (m) => deps.warn?.(m), deps.env);
   const project = await deps.project?.();
   const code = await deps.code?.();
-  const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
-  const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
-  const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
-  const ledger = await readLedger(store, id);
-  const run = ledger.run;
-  try {
-    await stopInterrupted(store, id, deps.warn);
-    const spent = await lifetimeUsage(store, id);
-    checkCeilings(id, undefined, spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: null });
-    if (!ledger.resuming) checkAgentCeilings(id, settings, ledger.attemptsEver, ledger.agentMsEver);
+  // The lease, the ceilings, the budget, the meter and the one door: the issue-run kernel's; the agent's ceilings and an escape are implement's.
+  const kernel = {
+    store,
+    subject: id,
+    calls: deps.calls,
+    ceilings: { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null },
+    labels: { tracker: deps.tracker, current: issue.labels },
+    ...(deps.holder ? { holder: deps.holder } : {}),
+    ...(deps.lease ? { lease: deps.lease } : {}),
+    ...(deps.warn ? { warn: deps.warn } : {}),
+    first: async () => {
+      const ledger = await readLedger(store, id);
+      await stopInterrupted(store, id, deps.warn);
+      return ledger;
+    },
+    ceiling: (ledger: ImplementLedger) => {
+      if (!ledger.resuming) checkAgentCeilings(id, settings, ledger.attemptsEver, ledger.agentMsEver);
+    },
+    onError: async (e: unknown, { first: ledger, labels }: { first: ImplementLedger | undefined; labels?: LabelSession }) => {
+      if (!AgentEscaped.isInstance(e) || !ledger || !labels) return;
+      // The run is over: a person looks at what the agent touched before anything goes on.
+      const escaped: NewEvent = {
+        type: "ImplementFailed",
+        issue_id: id,
+        run: ledger.run,
+        cycle: row.cycle,
+        attempt: e.attempt,
+        error: e.message,
+        retry_at: null,
+        final: true,
+      };
+      await store.append([escaped]);
+      await labels.moveTo("dissent-hitl").catch((err: unknown) => deps.warn?.(`could not label issue ${id} dissent-hitl: ${String(err)}`));
+    },
+  };
+  return runIssue(kernel, async ({ budget, meter, door, costOf, signal, labels }, ledger) => {
+    const run = ledger.run;
     const cycle = await PlanningCycle.current(store, id);
     if (!cycle) throw new UsageError(`issue ${id} has no plan; run dissent issue plan ${id} first`);
-    const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
-    const meter = new Meter();
-    // Every call of the review is metered where it is made, in the door (failed ones too).
-    const callCtx = { ...deps.calls, issueId: id, budget, signal, meter: (r: CallRecord) => meter.record(r) };
-    const door: CallDoor = doorOf({ ...callCtx, emit: (e) => store.append([e]).then(() => undefined) });
-    const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     await labels.moveTo("dissent-implementing");
     const worktree = await openClone(repo, settings.baseBranch, deps.home, id);
@@ -273,13 +282,12 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         checkAgentCeilings(id, settings, attemptsEver, agentMs);
         // The review of this attempt needs its critics' calls: an attempt whose review the budget cannot pay is not started.
         if (budget.remaining() < REVIEW_CRITICS.length + 1) {
-          throw new BudgetExceeded(
-            `no call budget left to review another attempt of issue ${id}: raise budget.max_calls_per_issue (${budget.max})`,
-            budget.max,
-            budget.used(),
-            "calls",
-            "budget.max_calls_per_issue",
-          );
+          throw new BudgetExceeded(`no call budget left to review another attempt of issue ${id}: raise budget.max_calls_per_issue (${budget.max})`, {
+            max: budget.max,
+            used: budget.used(),
+            unit: "calls",
+            setting: "budget.max_calls_per_issue",
+          });
         }
       } catch (e) {
         if (BudgetExceeded.isInstance(e)) refused = e;
@@ -333,7 +341,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       if (done.escaped.length) {
         throw new AgentEscaped(
           `the coding agent wrote outside its worktree in attempt ${n} of issue ${id} (${done.escaped.slice(0, 3).join(", ")}${done.escaped.length > 3 ? ", …" : ""}); nothing was committed or pushed — check those paths (docs/implement.md safety)`,
-          done.escaped,
+          { paths: done.escaped, attempt: n },
         );
       }
       return a;
@@ -364,10 +372,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       if (refused) throw refused;
       throw new BudgetExceeded(
         `no attempt could be made for issue ${id}: its call budget of ${budget.max} model calls cannot pay for a review (${budget.used()} used); raise budget.max_calls_per_issue`,
-        budget.max,
-        budget.used(),
-        "calls",
-        "budget.max_calls_per_issue",
+        { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
     // Concerns due at implementation that the review did not settle go on to the pull request, with the review's own.
@@ -443,17 +448,5 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       labels: labels.labels,
       calls: meter.now().calls,
     };
-  } catch (e) {
-    if (AgentEscaped.isInstance(e)) {
-      // The run is over: a person looks at what the agent touched before anything goes on.
-      const escaped: NewEvent = { type: "ImplementFailed", issue_id: id, run, cycle: row.cycle, attempt: 1, error: e.message, retry_at: null, final: true };
-      await store.append([escaped]);
-      await labels.moveTo("dissent-hitl").catch((err: unknown) => deps.warn?.(`could not label issue ${id} dissent-hitl: ${String(err)}`));
-    }
-    // A lost lease aborts the agent and the calls with its own error: report that, not an interruption.
-    if (lease.lost.aborted && DissentError.isInstance(lease.lost.reason) && !isFatal(e)) throw lease.lost.reason;
-    throw e;
-  } finally {
-    await lease.release().catch(() => undefined);
-  }
+  });
 }

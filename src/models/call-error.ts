@@ -52,5 +52,7 @@ export function callError(route: RoleRoute, last: TargetFailure, fallbackReason:
     ...(error.failure.status !== undefined ? { status: error.failure.status } : {}),
     ...(error.failure.retryAfterMs !== undefined ? { retryAfterMs: error.failure.retryAfterMs } : {}),
   };
-  return error.failure.kind === "auth" ? new ProviderAuthError(message, failure, last.records) : new ProviderError(message, failure, last.records);
+  return error.failure.kind === "auth"
+    ? new ProviderAuthError(message, { ...failure, calls: last.records })
+    : new ProviderError(message, { ...failure, calls: last.records });
 }

@@ -73,11 +73,7 @@ export async function holdLease(
     const h = got.holder;
     throw new LeaseHeld(
       `issue ${issueId} is being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since}); its lease expires if not renewed for ${Math.round(ttl / 1000)} s`,
-      {
-        host: h.host,
-        pid: h.pid,
-        since: h.since,
-      },
+      { holder: { host: h.host, pid: h.pid, since: h.since } },
     );
   }
   const lost = new AbortController();

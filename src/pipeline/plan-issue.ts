@@ -1,11 +1,8 @@
-import { callBudget } from "../adversarial/budget.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import { toStageRun, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
-import type { CallRecord } from "../contracts/audit.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
 import { transition } from "../contracts/labels.js";
-import { BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
-import { doorOf, networkCalls } from "../models/call.js";
+import { BudgetExceeded, UsageError } from "../errors.js";
 import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
@@ -14,15 +11,12 @@ import { criteriaCodec } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
 import { producerFaults } from "./producer-faults.js";
-import { LabelSession } from "./label-session.js";
-import { holdLease, processHolder } from "./lease.js";
+import { runIssue } from "./issue-run.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
 import type { CodeSource } from "./code-context.js";
 import { gateRequest, issueText, parseProducer, producerRequest, renderCriteria, type RoleContext } from "./roles.js";
-import { checkCeilings, lifetimeUsage, shippedGapsText } from "./ceilings.js";
-import { Meter } from "./meter.js";
-import { runStage, type CostOf, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
+import { runStage, type CriticVoteReport, type KnownGaps } from "./stage-runner.js";
 import { reserveAfter, STAGES } from "./stages.js";
 
 export type { CriticVoteReport, KnownGaps } from "./stage-runner.js";
@@ -103,20 +97,19 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
   const project = await deps.project?.();
   const code = await deps.code?.();
 
-  const lease = await holdLease(store, id, deps.holder ?? processHolder(), deps.lease);
-  const signal = deps.calls.signal ? AbortSignal.any([deps.calls.signal, lease.lost]) : lease.lost;
-  const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
-  try {
-    // The ceilings hold over the issue's whole life (docs/issue.md): checked before a new cycle starts.
-    const spent = await lifetimeUsage(store, id);
-    checkCeilings(id, await store.plan(id), spent, { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null });
+  // The lease, the ceilings (checked before a new cycle starts), the budget, the meter and the one door: the issue-run kernel's.
+  const kernel = {
+    store,
+    subject: id,
+    calls: deps.calls,
+    ceilings: { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null, maxCycles: deps.maxCycles ?? null },
+    labels: { tracker: deps.tracker, current: issue.labels },
+    ...(deps.holder ? { holder: deps.holder } : {}),
+    ...(deps.lease ? { lease: deps.lease } : {}),
+    ...(deps.warn ? { warn: deps.warn } : {}),
+  };
+  return runIssue(kernel, async ({ budget, meter, door, costOf, labels }) => {
     const cycle = await PlanningCycle.startOrResume(store, id);
-    const budget = callBudget(deps.maxCalls, spent.calls, deps.maxUsd ? { max: deps.maxUsd, spent: spent.usd } : undefined);
-    // Every call of this run is metered where it is made, in the door: gate, producers, critics, verifier, reviewer, failed ones too.
-    const meter = new Meter();
-    const callCtx = { ...deps.calls, issueId: id, budget, signal, meter: (r: CallRecord) => meter.record(r) };
-    const door = doorOf({ ...callCtx, emit: (e) => store.append([e]).then(() => undefined) });
-    const costOf: CostOf = (meta, request) => networkCalls(meta, request, callCtx);
 
     // A run killed with -9 (or whose lease expired) leaves its transient label behind: clear it first.
     await labels.clearStale();
@@ -206,10 +199,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       await cycle.finish("budget", []);
       throw new BudgetExceeded(
         `no plan could be made for issue ${id}: its call budget of ${budget.max} model calls ran out before the planner finished (${budget.used()} used over all its cycles); raise budget.max_calls_per_issue and run dissent issue plan ${id} again (replies already received come from the cache)`,
-        budget.max,
-        budget.used(),
-        "calls",
-        "budget.max_calls_per_issue",
+        { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
 
@@ -258,14 +248,7 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
       pendingConcerns: result.pending_concerns,
     });
     return result;
-  } catch (e) {
-    // A lost lease aborts the calls with its own error: report that, not an interruption.
-    if (lease.lost.aborted && DissentError.isInstance(lease.lost.reason) && !isFatal(e)) throw lease.lost.reason;
-    throw e;
-  } finally {
-    await labels.release(deps.warn ?? (() => undefined));
-    await lease.release().catch(() => undefined);
-  }
+  });
 }
 
 /** The plan of the latest earlier cycle that made one (a cycle that ran out of budget made none). */
@@ -284,4 +267,19 @@ export type { TrackedIssue };
 function reviewerCode(code: CodeSource | undefined, ctx: RoleContext) {
   const texts = [issueText(ctx.issue), ctx.artifacts.plan ?? "", ctx.artifacts.acceptance_criteria ?? ""];
   return code?.forTexts("plan_reviewer", texts);
+}
+
+/** The gaps an issue shipped with (its ShippedWithKnownGap events), one line each, for the planner of a replan; undefined when none. */
+export function shippedGapsText(events: readonly DissentEvent[]): string | undefined {
+  const seen = new Set<string>();
+  const lines: string[] = [];
+  for (const e of events) {
+    if (e.type !== "ShippedWithKnownGap") continue;
+    for (const c of e.concerns as Concern[]) {
+      if (seen.has(c.fingerprint)) continue;
+      seen.add(c.fingerprint);
+      lines.push(`- [${c.id}] ${c.severity} (shipped in PR #${e.pr}): ${c.concern}${c.evidence ? ` — about: "${c.evidence}"` : ""}`);
+    }
+  }
+  return lines.length ? lines.join("\n") : undefined;
 }

@@ -8,6 +8,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { BudgetExceeded, createDissent } from "../../src/index.js";
 import { implementWorld, type ImplementWorld } from "../support/implement-world.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -118,5 +119,36 @@ describe("issue implement within the issue's ceilings", () => {
     expect(errorLines(r.stderr)[0]).toMatch(/budget\.max_usd_per_issue/);
     expect(agentRuns(w)).toHaveLength(0);
     expect(await labelsOf(w, id)).toContain("dissent-ready");
+  });
+
+  it("a library caller is told each agent ceiling in its own unit: the agent's time in ms, its attempts in attempts", async () => {
+    const w = await world("hang", { attemptTimeoutMs: 1_500, implement: "  max_agent_ms_per_issue: 1000\n  max_attempts_per_issue: 2" });
+    const id = await w.readyIssue();
+    expect((await w.run(["issue", "implement", id])).code).toBe(0); // one attempt, timed out: its 1.5 s spend the agent's time
+    const config = join(w.dir, "dissent.config.yaml");
+    const refusal = async () => {
+      const d = createDissent({ config, env: { DISSENT_HOME: w.home, PATH: process.env.PATH }, cwd: w.dir });
+      try {
+        return await d.implementIssue(id).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      } finally {
+        await d.close();
+      }
+    };
+    const time = await refusal();
+    expect(BudgetExceeded.isInstance(time)).toBe(true);
+    expect(time).toMatchObject({ unit: "ms", max: 1000, setting: "implement.max_agent_ms_per_issue" });
+    expect((time as BudgetExceeded).used).toBeGreaterThanOrEqual(1000);
+
+    writeFileSync(
+      config,
+      readFileSync(config, "utf8")
+        .replace("max_agent_ms_per_issue: 1000", "max_agent_ms_per_issue: 600000")
+        .replace("max_attempts_per_issue: 2", "max_attempts_per_issue: 1"),
+    );
+    expect(await refusal()).toMatchObject({ name: "BudgetExceeded", unit: "attempts", max: 1, used: 1, setting: "implement.max_attempts_per_issue" });
+    expect(agentRuns(w)).toHaveLength(1);
   });
 });

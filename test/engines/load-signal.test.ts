@@ -21,7 +21,7 @@ afterAll(() => s.cleanup());
 describe("loading a model under a signal", () => {
   it("a signal aborted (SIGTERM) before the load: the load stops and the error is Interrupted(SIGTERM)", async () => {
     const stop = new AbortController();
-    stop.abort(new Interrupted("terminated (SIGTERM)", "SIGTERM"));
+    stop.abort(new Interrupted("terminated (SIGTERM)", { signal: "SIGTERM" }));
     const engines = createLlamaEngines({
       config: { source: "test.yaml", baseDir: s.dir, modelsDir: join(s.dir, "models"), offline: true, providers: {} },
       env: {},

@@ -164,10 +164,10 @@ describe("what an error means for the factory", () => {
     expect(verdictOf(new ConfigError("x"))).toBe("fatal");
     expect(verdictOf(new ProviderAuthError("401"))).toBe("fatal");
     expect(verdictOf(new StoreError("down"))).toBe("fatal");
-    expect(verdictOf(new Interrupted("stop", "SIGTERM"))).toBe("interrupted");
-    expect(verdictOf(new LeaseHeld("held", { host: "h", pid: 1, since: "s" }))).toBe("lease_held");
+    expect(verdictOf(new Interrupted("stop", { signal: "SIGTERM" }))).toBe("interrupted");
+    expect(verdictOf(new LeaseHeld("held", { holder: { host: "h", pid: 1, since: "s" } }))).toBe("lease_held");
     expect(verdictOf(new ProviderError("503"))).toBe("failed");
-    expect(verdictOf(new BudgetExceeded("over", 30, 30))).toBe("failed");
+    expect(verdictOf(new BudgetExceeded("over", { max: 30, used: 30 }))).toBe("failed");
     expect(verdictOf(new RunError("no plan"))).toBe("failed");
     expect(verdictOf(new UsageError("illegal move"))).toBe("failed");
     expect(verdictOf(new Error("bug"))).toBe("failed");
