@@ -77,6 +77,8 @@ export const TrackerConfig = lazySchema(() =>
         repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must look like "owner/name"'),
         token_env: envName.default("GITHUB_TOKEN"),
         base_url: z.string().url().optional(),
+        /** The most bytes one GitHub reply may take as it arrives (default 32 MiB; docs/limits.md). */
+        max_reply_bytes: z.number().int().min(65_536).max(1_073_741_824).optional(),
       })
       .strict(),
   ]),
