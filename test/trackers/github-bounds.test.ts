@@ -80,14 +80,18 @@ describe("GitHub replies are capped by tracker.max_reply_bytes", () => {
       res.writeHead(200, { "content-type": "application/json", "content-length": String(400 * 1024 * 1024) });
       res.write("["); // and never more: only the declared length can end the wait
     });
-    expect(await failure(trackerAt(s.url, 1_048_576).get("12"))).toMatch(/^GitHub at .* sent a reply larger than 1 MiB for acme\/widgets while reading issue #12/);
+    expect(await failure(trackerAt(s.url, 1_048_576).get("12"))).toMatch(
+      /^GitHub at .* sent a reply larger than 1 MiB for acme\/widgets while reading issue #12/,
+    );
     expect(s.seen).toHaveLength(1);
   });
 
   it("a reply under the cap is read as before", async () => {
     const s = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify({ number: 12, title: "Retry the upload", state: "open", labels: [], body: "b", html_url: "https://github.com/acme/widgets/issues/12" }));
+      res.end(
+        JSON.stringify({ number: 12, title: "Retry the upload", state: "open", labels: [], body: "b", html_url: "https://github.com/acme/widgets/issues/12" }),
+      );
     });
     const issue = await trackerAt(s.url, 65_536).get("12");
     expect(issue.title).toBe("Retry the upload");
