@@ -89,7 +89,14 @@ export type TrackerConfig = z.infer<typeof TrackerConfig>;
 export const StoreConfig = lazySchema(() =>
   z.discriminatedUnion("type", [
     z.object({ type: z.literal("sqlite") }).strict(),
-    z.object({ type: z.literal("postgres"), url_env: envName.default("DISSENT_DATABASE_URL") }).strict(),
+    z
+      .object({
+        type: z.literal("postgres"),
+        url_env: envName.default("DISSENT_DATABASE_URL"),
+        /** The longest one statement of the store may take (default 60 s; docs/limits.md): a hung database never holds a plan forever. */
+        statement_timeout_ms: z.number().int().min(100).max(86_400_000).optional(),
+      })
+      .strict(),
   ]),
 );
 export type StoreConfig = z.infer<typeof StoreConfig>;
