@@ -14,6 +14,8 @@ import { libraryCall } from "../gate/run-audit.js";
 import type { ReplyCache } from "../models/cache.js";
 import { notAnAnswer } from "../models/answer-rule.js";
 import { answerOf } from "../models/call.js";
+import { formatLimit } from "../files/format-limit.js";
+import { DEFAULT_MAX_REPLY_BYTES, ReplyTooLarge } from "../models/reply-cap.js";
 import { dissentMetadata, type AuditReport, type AuditSkipReason } from "./audit-report.js";
 import { promptHoldsTools, promptText } from "./prompt-text.js";
 import { revisionParams } from "./revision.js";
@@ -36,6 +38,12 @@ export interface AuditMiddlewareOptions {
   seed?: number;
   /** Bounds each attempt of a challenger call. Default 120 000 ms. */
   timeoutMs?: number;
+  /**
+   * The most bytes of a draft (or revision) the middleware holds to audit — the text as it streams,
+   * UTF-8 — like `max_reply_bytes` for the CLI's calls. Default 8 MiB. A larger draft is passed
+   * through unaudited (`skipped: "too_large"`, never sent to the challenger); a larger revision fails.
+   */
+  maxReplyBytes?: number;
 }
 
 type Text = Extract<LanguageModelV3Content, { type: "text" }>;
@@ -82,6 +90,12 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
   };
   const skipped = (operation: AuditReport["operation"], why: AuditSkipReason, calls: CallRecord[] = []) =>
     options.onAudit?.({ audit_meta: metaOf(undefined, false), concerns: [], calls, skipped: why, operation });
+  const maxBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  /** A draft past the cap: fail-open, never silent — onAudit is told, else a process warning. */
+  const tooLarge = (operation: AuditReport["operation"], calls: CallRecord[]) => {
+    skipped(operation, "too_large", calls);
+    warn(`the draft is larger than ${formatLimit(maxBytes)} (maxReplyBytes): passed through unaudited`);
+  };
 
   /** The one audit step, the same for both operations: challenger, then at most one revision. */
   const audit = <R>(
@@ -128,6 +142,10 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
         skipped("generate", why, [draftRecord]);
         return draft;
       }
+      if (Buffer.byteLength(text) > maxBytes) {
+        tooLarge("generate", [draftRecord]);
+        return draft;
+      }
       let revisionUsage: LanguageModelV3Usage | undefined;
       const step = await audit<LanguageModelV3GenerateResult>(params, text, async (concerns) => {
         const t = performance.now();
@@ -159,14 +177,26 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
       const first = await doStream();
       let reading: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
       let cancelled = false;
+      /** The rest of a draft past the cap, streamed through as it comes (pull: the consumer's pace). */
+      let passing: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
       const hold = (r: ReadableStreamDefaultReader<LanguageModelV3StreamPart>) => {
         reading = r;
       };
+      // The call's abort stops what the middleware reads too (a model that ignores it, a draft streaming through).
+      params.abortSignal?.addEventListener("abort", () => void reading?.cancel(params.abortSignal?.reason).catch(() => undefined), { once: true });
 
       const stream = new ReadableStream<LanguageModelV3StreamPart>({
         start: async (controller) => {
           try {
-            const parts = await readAll(first.stream, hold);
+            const read = await readAll(first.stream, maxBytes, hold);
+            const parts = read.parts;
+            if (read.rest) {
+              // Past the cap: what was read goes out as it came, the rest streams through, and nothing is audited.
+              tooLarge("stream", [wrappedRecord("executor", model, started, undefined)]);
+              for (const p of parts) controller.enqueue(p);
+              passing = read.rest;
+              return;
+            }
             const draftUsage = usageOfParts(parts);
             const draftRecord = wrappedRecord("executor", model, started, draftUsage);
             const why = unauditableParts(parts);
@@ -181,7 +211,12 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
             const step = await audit<LanguageModelV3StreamPart[]>(params, text, async (concerns) => {
               const t = performance.now();
               const revision = await model.doStream(revisionParams(params, text, concerns));
-              const revisionParts = await readAll(revision.stream, hold);
+              const revisionRead = await readAll(revision.stream, maxBytes, hold);
+              if (revisionRead.rest) {
+                await revisionRead.rest.cancel().catch(() => undefined);
+                throw new ReplyTooLarge(maxBytes, "maxReplyBytes", "the revision");
+              }
+              const revisionParts = revisionRead.parts;
               const failed = errorOfParts(revisionParts);
               if (failed) throw failed.error;
               revisionUsage = usageOfParts(revisionParts);
@@ -203,6 +238,15 @@ export function auditMiddleware(options: AuditMiddlewareOptions): LanguageModelV
           } catch (e) {
             if (!cancelled) controller.error(e);
           }
+        },
+        pull: async (controller) => {
+          if (!passing) return;
+          const { done, value } = await passing.read();
+          if (done) {
+            passing.releaseLock();
+            passing = undefined;
+            controller.close();
+          } else controller.enqueue(value);
         },
         cancel: async (reason) => {
           cancelled = true;

@@ -2,8 +2,11 @@ import type { SharedV3ProviderMetadata } from "@ai-sdk/provider";
 import { z } from "zod";
 import { AuditMeta, CallRecord, ShownConcern } from "../contracts/audit.js";
 
-/** Why a call went through unaudited: its prompt holds tool calls or results, its reply calls tools, reports an error, has no text, or was cut off at its length limit. */
-export type AuditSkipReason = "tool_results" | "tool_calls" | "error" | "empty_reply" | "truncated";
+/**
+ * Why a call went through unaudited: its prompt holds tool calls or results, its reply calls tools,
+ * reports an error, has no text, was cut off at its length limit, or is larger than `maxReplyBytes`.
+ */
+export type AuditSkipReason = "tool_results" | "tool_calls" | "error" | "empty_reply" | "truncated" | "too_large";
 
 /** What `onAudit` receives for every call through the wrapped model. */
 export interface AuditReport {

@@ -3,19 +3,47 @@ import { type NotAnAnswer, notAnAnswer } from "../models/answer-rule.js";
 
 type Part = LanguageModelV3StreamPart;
 
-/** Reads a stream to its end; `hold` receives the reader so a cancelled consumer can cancel it. */
-export async function readAll(stream: ReadableStream<Part>, hold?: (reader: ReadableStreamDefaultReader<Part>) => void): Promise<Part[]> {
+/** What a part is counted as besides its data: a stream of empty parts is bounded too. */
+const PART_BYTES = 16;
+
+/** A part's size as the draft's cap counts it: the UTF-8 bytes of its delta (text, reasoning, tool input) or file data, and a little for the part. */
+export function partBytes(p: Part): number {
+  if ("delta" in p && typeof p.delta === "string") return Buffer.byteLength(p.delta) + PART_BYTES;
+  if (p.type === "file") return (typeof p.data === "string" ? p.data.length : p.data.byteLength) + PART_BYTES;
+  return PART_BYTES;
+}
+
+/** A stream read up to its cap: every part, or — `rest` set — the parts up to the cap and the reader still holding the rest. */
+export interface ReadParts {
+  parts: Part[];
+  /** Set when the stream passed the cap: the reader of what is left, not released. */
+  rest?: ReadableStreamDefaultReader<Part>;
+}
+
+/**
+ * Reads a stream to its end, or until its parts pass `limit` bytes (partBytes): then it stops reading
+ * and hands back the reader with the rest, so a runaway stream costs at most `limit` of memory.
+ * `hold` receives the reader so a cancelled consumer can cancel it.
+ */
+export async function readAll(stream: ReadableStream<Part>, limit: number, hold?: (reader: ReadableStreamDefaultReader<Part>) => void): Promise<ReadParts> {
   const reader = stream.getReader();
   hold?.(reader);
   const parts: Part[] = [];
+  let seen = 0;
+  let over = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (done) return parts;
+      if (done) return { parts };
       parts.push(value);
+      seen += partBytes(value);
+      if (seen > limit) {
+        over = true;
+        return { parts, rest: reader };
+      }
     }
   } finally {
-    reader.releaseLock();
+    if (!over) reader.releaseLock();
   }
 }
 

@@ -1,7 +1,8 @@
 import { createDissent, type Dissent } from "../dissent.js";
 import { UsageError } from "../errors.js";
 import type { ObservedCall } from "../models/types.js";
-import { fail, safe, type Io } from "./io.js";
+import { CLEAR_LINE, jsonLine, terminalSafe } from "../terminal.js";
+import { fail, type Io } from "./io.js";
 
 /** Flags every command takes. */
 export interface Common {
@@ -20,12 +21,12 @@ export class StatusLine {
   set(text: string): void {
     if (!this.live) return;
     const width = Math.max(20, this.io.columns - 1);
-    const line = safe(text);
-    this.io.stderr(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+    const line = terminalSafe(text);
+    this.io.stderr(`${CLEAR_LINE}${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
     this.shown = true;
   }
   clear(): void {
-    if (this.shown) this.io.stderr("\r\x1b[2K");
+    if (this.shown) this.io.stderr(CLEAR_LINE);
     this.shown = false;
   }
   /** Prints a whole line on stderr (a warning, a finished stage) without garbling the status line. */
@@ -61,7 +62,7 @@ export async function withDissent(
       env: io.env,
       cwd: io.cwd,
       signal: io.signal,
-      onWarning: (m) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`),
+      onWarning: (m) => status.print(`dissent: warning: ${terminalSafe(m.split("\n")[0] ?? "")}`),
       ...(opts.verbose ? { onCall: (c: ObservedCall) => status.print(callLine(c)) } : {}),
       ...(o.readOnly ? { readOnly: true } : {}),
     });
@@ -76,7 +77,8 @@ export async function withDissent(
   }
 }
 
-export const json = (io: Io, value: unknown) => io.stdout(`${JSON.stringify(value)}\n`);
+/** `--json` output: one line of JSON with every control character escaped as JSON escapes it (src/terminal.ts jsonLine). */
+export const json = (io: Io, value: unknown) => io.stdout(`${jsonLine(value)}\n`);
 
 /** `--older-than DAYS` (`cache clear`, `wiki prune`): a number of days, read strictly. */
 export function olderThanDays(text: string): number {

@@ -3,7 +3,8 @@ import { Interrupted, messageOf } from "../errors.js";
 import { onceEach } from "../models/sdk-warnings.js";
 import type { StoredEvent } from "../store/port.js";
 import { withDissent, type Common } from "./common.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 import { resolutionText } from "../contracts/resolution-text.js";
 import { severityText } from "../contracts/severity-text.js";
 
@@ -54,7 +55,7 @@ const line = (e: StoredEvent, json: boolean | undefined) => {
     const { seq: _seq, ...rest } = e;
     return `${JSON.stringify(rest)}\n`;
   }
-  return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${safe(summary(e))}\n`;
+  return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${terminalSafe(summary(e))}\n`;
 };
 
 /**
@@ -74,7 +75,7 @@ export async function eventsCommand(opts: Common & { issue?: string; follow?: bo
       const store = await d.store();
       const after = events.length > 0 ? Math.max(...events.map((e) => e.seq)) : 0;
       // A read that failed (a busy file, a dropped listener) is said once; the store keeps following.
-      const warn = onceEach((m) => io.stderr(`dissent: warning: events --follow: ${safe(m.split("\n")[0] ?? "")}\n`));
+      const warn = onceEach((m) => io.stderr(`dissent: warning: events --follow: ${terminalSafe(m.split("\n")[0] ?? "")}\n`));
       return new Promise<number>((resolve) => {
         const stopped = () => {
           stop();

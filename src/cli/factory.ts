@@ -14,7 +14,8 @@ import { PIPELINE_ROLES } from "../pipeline/stages.js";
 import { isPostgresStore } from "../store/postgres.js";
 import { callLine, StatusLine, type Common } from "./common.js";
 import { exitCodeOf } from "./exit-codes.js";
-import { fail, safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import { fail, type Io } from "./io.js";
 
 /**
  * `dissent factory [--once] [--concurrency N] [--json]` (docs/factory.md): the wiring, then the loop of
@@ -32,7 +33,7 @@ export async function factoryCommand(opts: Common & { once?: boolean; concurrenc
   // warning after it (a label the rounds could not clear, say) is a consequence that line already names.
   const lost = new AbortController();
   const warn = (m: string) => {
-    if (!lost.signal.aborted) status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+    if (!lost.signal.aborted) status.print(`dissent: warning: ${terminalSafe(m.split("\n")[0] ?? "")}`);
   };
   let d: Dissent | undefined;
   let queue: WorkQueue | undefined;

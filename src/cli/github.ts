@@ -1,6 +1,7 @@
 import { isGithubTracker } from "../trackers/github.js";
 import { json, withDissent, type Common } from "./common.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 
 /**
  * `dissent github comment --event FILE` (docs/github-action.md): handles the `/dissent` command of
@@ -20,7 +21,7 @@ export async function githubComment(opts: Common & { event: string }, io: Io): P
       // Ignored comments ask GitHub nothing, not even this.
       const plan_url = out.status !== "ignored" && isGithubTracker(tracker) ? await tracker.planUrl(out.issue) : null;
       json(io, { ...out, plan_url });
-    } else io.stdout(`issue ${out.issue}, comment ${out.comment_id}: ${out.status}: ${safe(out.detail)}\n`);
+    } else io.stdout(`issue ${out.issue}, comment ${out.comment_id}: ${out.status}: ${terminalSafe(out.detail)}\n`);
     return out.status === "failed" ? 1 : 0;
   });
 }
@@ -37,7 +38,7 @@ export async function githubClosed(opts: Common & { event: string }, io: Io): Pr
     const { handleClosedEvent } = await import("../github/handle-closed.js");
     const out = await handleClosedEvent(d, event);
     if (opts.json) json(io, out);
-    else io.stdout(`issue ${out.issue}: ${out.status}: ${safe(out.detail)}\n`);
+    else io.stdout(`issue ${out.issue}: ${out.status}: ${terminalSafe(out.detail)}\n`);
     return 0;
   });
 }

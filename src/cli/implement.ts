@@ -2,7 +2,8 @@ import { severityText } from "../contracts/severity-text.js";
 import { UsageError } from "../errors.js";
 import type { AttemptSummary, ImplementProgress, ImplementResult } from "../implement/implement-issue.js";
 import { json, withDissent, type Common } from "./common.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 import { table } from "./table.js";
 
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
@@ -46,7 +47,7 @@ function summaryLines(r: ImplementResult): string[] {
   ];
   if (r.pending_concerns.length) {
     lines.push(`unresolved concerns (${r.pending_concerns.length}):`);
-    for (const c of r.pending_concerns) lines.push(`  ${c.id}  ${safe(severityText(c)).padEnd(8)} ${safe(c.concern)}`);
+    for (const c of r.pending_concerns) lines.push(`  ${c.id}  ${terminalSafe(severityText(c)).padEnd(8)} ${terminalSafe(c.concern)}`);
   } else lines.push("unresolved concerns: none");
   const pr = r.pull_request;
   lines.push(

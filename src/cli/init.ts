@@ -20,7 +20,8 @@ import { writeNoFollow } from "../files/write.js";
 import type { ProviderConfig, RouteConfig } from "../contracts/config.js";
 import { json, type Common } from "./common.js";
 import { findServer, type ServerFound } from "./init-server.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 
 export interface InitFlags extends Common {
   force?: boolean;
@@ -184,9 +185,11 @@ export async function initCommand(flags: InitFlags, io: Io): Promise<number> {
     const server = found.kind === "server" ? { server: { url: found.url, models: found.models ?? null, reached: found.models !== undefined } } : {};
     json(io, { path, found: found.kind, providers, routes, ...engine, ...server });
   } else {
-    io.stdout(`wrote ${shown}: ${safe(foundLine(found))}\n`);
+    io.stdout(`wrote ${shown}: ${terminalSafe(foundLine(found))}\n`);
     if (found.kind === "server" && found.challenger === found.executor)
-      io.stdout(`warning: ${safe(found.executor)} drafts and judges itself (the server serves one model family): a model reviewing itself is weak dissent\n`);
+      io.stdout(
+        `warning: ${terminalSafe(found.executor)} drafts and judges itself (the server serves one model family): a model reviewing itself is weak dissent\n`,
+      );
     io.stdout(`check it with: dissent doctor${found.kind === "server" && !found.models ? " (once the server is up)" : ""}\n`);
   }
   return 0;

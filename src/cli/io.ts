@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
 import { missingOptional } from "../opt-in.js";
 import { redact as redactKnown } from "../redact.js";
+import { CLEAR_LINE, terminalSafe } from "../terminal.js";
 import { exitCodeOf } from "./exit-codes.js";
 
 /** The CLI's window on the process: the only place that touches stdio, env, cwd and signals. */
@@ -17,20 +18,19 @@ export interface Io {
   cwd: string;
   /** Aborted on Ctrl-C / SIGTERM, with an Interrupted reason naming the signal. */
   signal: AbortSignal;
-  /** Every write passes through this (docs/errors.md: secrets never reach stdout or stderr). */
+  /**
+   * Every write passes through this (docs/errors.md: secrets never reach stdout or stderr); the real
+   * process's writes then pass through terminalSafe (docs/errors.md "Model text on a terminal").
+   */
   redact: (text: string) => string;
   /** The raw stdin and stdout, for a protocol that owns them (`dissent mcp` over stdio, docs/mcp.md). */
   streams?: { stdin: Readable; stdout: Writable };
 }
 
-/** Terminal control sequences and control characters, removed from titles and model text shown in tables. */
-const CONTROL = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-export const safe = (text: string) => text.replace(CONTROL, "");
-
 /** Reports an error as one line (docs/errors.md) and returns its exit code; the stack only with --verbose. */
 export function fail(thrown: unknown, io: Io, verbose: boolean): number {
   const e = missingOptional(thrown) ?? thrown;
-  const line = safe(io.redact(messageOf(e)).split("\n")[0] ?? "");
+  const line = terminalSafe(io.redact(messageOf(e)).split("\n")[0] ?? "");
   io.stderr(`dissent: error: ${DissentError.isInstance(e) ? line : `internal error: ${line}`}\n`);
   if (verbose && e instanceof Error && e.stack) io.stderr(`${io.redact(e.stack)}\n`);
   return exitCodeOf(e);
@@ -90,8 +90,11 @@ export function processIo(): Io {
   process.on("SIGINT", () => onSignal("SIGINT"));
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   const io: Io = {
-    stdout: (t) => void process.stdout.write(io.redact(t)),
-    stderr: (t) => void process.stderr.write(io.redact(t)),
+    // Nothing reaches the terminal raw: a control character in what is written (a model's ESC
+    // sequence, BEL, OSC 52) is shown as `\xHH`; only the status line's own clear-line prefix passes.
+    stdout: (t) => void process.stdout.write(terminalSafe(io.redact(t))),
+    stderr: (t) =>
+      void process.stderr.write(t.startsWith(CLEAR_LINE) ? CLEAR_LINE + terminalSafe(io.redact(t.slice(CLEAR_LINE.length))) : terminalSafe(io.redact(t))),
     readStdin: async (limit) => {
       if (process.stdin.isTTY) return undefined;
       const chunks: Buffer[] = [];

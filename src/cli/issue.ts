@@ -6,7 +6,8 @@ import { STAGES } from "../pipeline/stages.js";
 import { severityText } from "../contracts/severity-text.js";
 import { blockedStages, type StageBlocks } from "../read-models/blocked.js";
 import { json, withDissent, type Common } from "./common.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 import { costText, table } from "./table.js";
 import { emptyUsage, sumUsage } from "../read-models/usage.js";
 import type { StepRow } from "../read-models/types.js";
@@ -78,7 +79,7 @@ export async function issueShow(id: string, opts: Common & { artifact?: string; 
       if (opts.context) {
         const { contextText, contextView } = await import("./issue-context.js");
         if (opts.json) json(io, contextView(out));
-        else io.stdout(contextText(out, safe));
+        else io.stdout(contextText(out, terminalSafe));
         return 0;
       }
       if (artifact) {
@@ -100,14 +101,14 @@ export async function issueShow(id: string, opts: Common & { artifact?: string; 
         return 0;
       }
       const lines = [
-        `#${out.id} ${safe(out.title)}`,
+        `#${out.id} ${terminalSafe(out.title)}`,
         `status: ${out.status}${out.route ? ` · route: ${out.route} (${out.route_reason})` : ""}`,
         `labels: ${out.labels.join(", ") || "none"}`,
       ];
-      if (out.body.trim()) lines.push("", safe(out.body.trim()));
+      if (out.body.trim()) lines.push("", terminalSafe(out.body.trim()));
       if (out.steps.length) lines.push("", stepsTable(out.steps).trimEnd(), callsLine(out.calls_cycle, out.calls_total, out.cycle));
-      if (out.plan) lines.push("", "## Plan", "", safe(out.plan.trim()));
-      if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${safe(c)}`));
+      if (out.plan) lines.push("", "## Plan", "", terminalSafe(out.plan.trim()));
+      if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${terminalSafe(c)}`));
       lines.push("", concernList(out.pending_concerns));
       const impl = out.implementation;
       if (impl) {
@@ -125,7 +126,7 @@ export async function issueShow(id: string, opts: Common & { artifact?: string; 
               ? `pull request: #${pr.number}${pr.draft ? " (draft)" : ""} ${pr.url ?? ""}`.trimEnd()
               : "review: recorded in the store (below)",
           );
-        if (impl.body) lines.push("", safe(impl.body.trim()));
+        if (impl.body) lines.push("", terminalSafe(impl.body.trim()));
       }
       io.stdout(`${lines.join("\n")}\n`);
       return 0;
@@ -180,7 +181,7 @@ function blockedLines(stages: readonly StageBlocks[]): string[] {
     let head = s.stage.padEnd(width);
     for (const r of s.blocked)
       for (const c of r.concerns) {
-        out.push(`  ${head}  r${r.round}  ${c.id}  ${safe(c.severity)}  ${safe(c.line)}`);
+        out.push(`  ${head}  r${r.round}  ${c.id}  ${terminalSafe(c.severity)}  ${terminalSafe(c.line)}`);
         head = " ".repeat(width);
       }
     for (const e of s.ended) out.push(`  ${" ".repeat(width)}  → ${e.id} ${e.how}`);
@@ -194,7 +195,7 @@ function concernList(pending: readonly Concern[]): string {
     `pending concerns (${pending.length}):`,
     ...pending.map(
       (c) =>
-        `  ${c.id}  ${safe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${safe(c.concern)}${c.evidence_stale ? " (its quote is from an earlier plan)" : ""}`,
+        `  ${c.id}  ${terminalSafe(severityText(c)).padEnd(8)} → ${c.must_address_by.padEnd(9)} ${terminalSafe(c.concern)}${c.evidence_stale ? " (its quote is from an earlier plan)" : ""}`,
     ),
   ].join("\n");
 }
@@ -254,7 +255,7 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     }
     // The same table as `issue show`, read back from the store: the cycle's every call, an interrupted earlier run's included.
     const shown = await d.issues.show(result.issue);
-    const lines = [`issue ${result.issue}: ${result.route} (${safe(result.route_reason)})`];
+    const lines = [`issue ${result.issue}: ${result.route} (${terminalSafe(result.route_reason)})`];
     if (result.route === "trivial") lines.push(`trivial: skipped ${STAGES.length} adversarial stages, planner → plan reviewer`);
     lines.push(stepsTable(shown.steps).trimEnd());
     if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));

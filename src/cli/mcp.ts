@@ -5,7 +5,8 @@ import { observeCall, observeWarning } from "../mcp/scope.js";
 import type { ObservedCall } from "../models/types.js";
 import { callLine, StatusLine, type Common } from "./common.js";
 import { exitCodeOf } from "./exit-codes.js";
-import { safe, type Io } from "./io.js";
+import { terminalSafe } from "../terminal.js";
+import type { Io } from "./io.js";
 
 /** The variable `dissent mcp --http` reads its bearer token from, unless `--token-env` names another (docs/mcp.md). */
 export const MCP_TOKEN_ENV = "DISSENT_MCP_TOKEN";
@@ -48,11 +49,11 @@ export async function mcpCommand(opts: Common & { http?: string; tokenEnv?: stri
   const streams = io.streams;
   if (!http && !streams) throw new UsageError("dissent mcp over stdio needs the process's stdin and stdout");
   const status = new StatusLine(io);
-  const say = (m: string) => status.print(`dissent: warning: ${safe(m.split("\n")[0] ?? "")}`);
+  const say = (m: string) => status.print(`dissent: warning: ${terminalSafe(m.split("\n")[0] ?? "")}`);
   // A warning raised by a tool call also reaches its client, as an MCP log message (docs/mcp.md "Warnings").
   const warn = (m: string) => {
     say(m);
-    observeWarning(safe(m.split("\n")[0] ?? ""));
+    observeWarning(terminalSafe(m.split("\n")[0] ?? ""));
   };
   // A config that does not load is answered to every tool call (an agent shows that line; a server that exits at once shows nothing).
   let d: Dissent | undefined;

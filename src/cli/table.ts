@@ -1,9 +1,9 @@
 import type { Usage } from "../read-models/types.js";
-import { safe } from "./io.js";
+import { terminalSafe } from "../terminal.js";
 
 /** A plain left-aligned text table (no colours: output must read the same in a log file); cells are made terminal-safe. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const clean = rows.map((r) => r.map((c) => safe(c).replace(/\s+/g, " ")));
+  const clean = rows.map((r) => r.map((c) => terminalSafe(c).replace(/\s+/g, " ")));
   const widths = headers.map((h, i) => Math.max(h.length, ...clean.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseEntry, readWiki, setFrontMatter } from "../carryover/wiki.js";
 import { readBounded } from "../files/read.js";
-import { writeNoFollow } from "../files/write.js";
+import { folderNoFollow, sameFolder, writeNoFollow } from "../files/write.js";
 import { WIKI_ENTRY_BYTES } from "../store/port.js";
 import { RunError, UsageError } from "../errors.js";
 import { json, olderThanDays, withDissent, type Common } from "./common.js";
@@ -77,13 +77,14 @@ export async function wikiExport(dir: string, opts: Common, io: Io): Promise<num
     opts,
     io,
     async (d) => {
-      const target = resolve(io.cwd, dir);
-      if (existsSync(target) && !statSync(target).isDirectory()) throw new UsageError(`${dir} is not a directory`);
-      mkdirSync(target, { recursive: true });
+      // Never through a link: not DIR itself, nor a folder on the way to it, nor one planted at DIR/<id>.md.
+      const folder = folderNoFollow(dir, io.cwd);
+      if (!folder.ok) throw new UsageError(`wiki export: ${folder.reason}`);
+      const target = folder.path;
       const entries = await (await d.store()).wiki.list();
       for (const e of entries) {
-        // Never through a link planted at DIR/<id>.md: it would overwrite the file the link points to.
         const file = join(target, `${e.id}.md`);
+        if (!sameFolder(folder)) throw new UsageError(`wiki export: ${dir} was replaced while the entries were written: nothing more is written`);
         const wrote = writeNoFollow(file, e.text, { overwrite: true });
         if (!wrote.ok) throw new UsageError(`wiki export: ${file} ${wrote.reason}`);
       }

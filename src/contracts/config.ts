@@ -77,6 +77,8 @@ export const TrackerConfig = lazySchema(() =>
         repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, 'must look like "owner/name"'),
         token_env: envName.default("GITHUB_TOKEN"),
         base_url: z.string().url().optional(),
+        /** The most bytes one GitHub reply may take as it arrives (default 32 MiB; docs/limits.md). */
+        max_reply_bytes: z.number().int().min(65_536).max(1_073_741_824).optional(),
       })
       .strict(),
   ]),
@@ -87,7 +89,14 @@ export type TrackerConfig = z.infer<typeof TrackerConfig>;
 export const StoreConfig = lazySchema(() =>
   z.discriminatedUnion("type", [
     z.object({ type: z.literal("sqlite") }).strict(),
-    z.object({ type: z.literal("postgres"), url_env: envName.default("DISSENT_DATABASE_URL") }).strict(),
+    z
+      .object({
+        type: z.literal("postgres"),
+        url_env: envName.default("DISSENT_DATABASE_URL"),
+        /** The longest one statement of the store may take (default 60 s; docs/limits.md): a hung database never holds a plan forever. */
+        statement_timeout_ms: z.number().int().min(100).max(86_400_000).optional(),
+      })
+      .strict(),
   ]),
 );
 export type StoreConfig = z.infer<typeof StoreConfig>;

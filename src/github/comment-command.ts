@@ -1,14 +1,15 @@
 import type * as Levenshtein from "fastest-levenshtein";
 import { RESOLUTION_KINDS, type ResolutionKind } from "../contracts/concern.js";
 import { lazyRequire } from "../lazy-require.js";
+import { Lexer, type Tokens } from "marked";
 
 /** The edit distance, loaded on the first mistyped command. */
 const levenshtein: () => typeof Levenshtein = lazyRequire("fastest-levenshtein");
 
 /**
- * A `/dissent` comment command (docs/github-action.md), as read from an issue comment. Only a line
- * of the comment's own text counts: a quoted line (`>`) or a line in a code block is somebody
- * showing a command, not giving one.
+ * A `/dissent` comment command (docs/github-action.md), as read from an issue comment. Only a
+ * visible line of the comment's own text counts: a quoted line (`>`), a line in a code block or
+ * inside raw HTML is somebody showing a command (or hiding one), not giving one.
  */
 export type CommentCommand =
   | { name: "plan" }
@@ -30,22 +31,51 @@ export const RESOLVE_WORDS: Readonly<Record<string, ResolutionKind>> = {
 const MAX_BODY = 65_536;
 const COMMAND_LINE = /^\/dissent(?:\s+(.*))?$/;
 
-/** The lines of a comment that are its own words: outside fenced code blocks, quotes and indented code. */
+/** Elements with no closing tag: they open nothing a command could hide in. */
+const VOID = new Set(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]);
+
+/**
+ * How many HTML elements a piece of raw HTML leaves open (negative when it closes more than it
+ * opens): what follows an unclosed `<details>` is folded away on GitHub, so it is not seen.
+ */
+function openedBy(html: string): number {
+  let depth = 0;
+  const tags = html.replace(/<!--[\s\S]*?(?:-->|$)/g, "").matchAll(/<(\/?)([A-Za-z][A-Za-z0-9-]*)\b[^>]*?(\/?)>/g);
+  for (const [, close, name = "", self] of tags) {
+    if (VOID.has(name.toLowerCase()) || self) continue;
+    depth += close ? -1 : 1;
+  }
+  return depth;
+}
+
+/** A top-level paragraph's text as GitHub shows it: plain text and escapes; code, emphasis and links are not a command's words. */
+function shownText(p: Tokens.Paragraph): string {
+  return p.tokens.map((t) => (t.type === "text" || t.type === "escape" ? t.text : t.type === "br" ? "\n" : "\u0000")).join("");
+}
+
+/**
+ * The lines of a comment that are its own words, as the rendered markdown shows them (marked's
+ * lexer): lines of top-level paragraphs only. A quote (with its lazy continuation lines), a list,
+ * code (fenced or indented), a heading, raw HTML — an HTML comment, `<pre>`, `<details>` and what
+ * an unclosed element holds — and a paragraph holding raw HTML give none: a maintainer who pastes
+ * someone else's text does not run a command they never saw.
+ */
 function ownLines(body: string): string[] {
   const out: string[] = [];
-  let fence: string | undefined;
-  for (const raw of body.slice(0, MAX_BODY).split(/\r?\n/)) {
-    const fenceMark = /^ {0,3}(`{3,}|~{3,})/.exec(raw)?.[1];
-    if (fence !== undefined) {
-      if (fenceMark && fenceMark[0] === fence[0] && fenceMark.length >= fence.length && raw.trim() === fenceMark) fence = undefined;
-      continue;
+  let depth = 0; // HTML elements left open by earlier blocks
+  for (const t of new Lexer({ gfm: true }).lex(body.slice(0, MAX_BODY))) {
+    if (t.type === "html") depth = Math.max(0, depth + openedBy(t.raw));
+    else if (t.type === "paragraph") {
+      const p = t as Tokens.Paragraph;
+      const html = p.tokens.filter((x) => x.type === "html");
+      if (html.length) depth = Math.max(0, depth + openedBy(html.map((x) => x.raw).join("")));
+      else if (depth === 0)
+        out.push(
+          ...shownText(p)
+            .split(/\r?\n/)
+            .map((l) => l.trim()),
+        );
     }
-    if (fenceMark) {
-      fence = fenceMark;
-      continue;
-    }
-    if (/^ {0,3}>/.test(raw) || /^( {4}|\t)/.test(raw)) continue; // a quote, or indented code
-    out.push(raw.trim());
   }
   return out;
 }

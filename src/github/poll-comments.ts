@@ -10,7 +10,9 @@ export const COMMENT_LOOKBACK_MS = 60 * 60 * 1000;
  * The factory's reader of comment commands (docs/github-action.md): each poll lists the repository's
  * issue comments since the last poll (one listing, not one per issue) and handles every `/dissent`
  * command on an open issue exactly as `dissent github comment` does; the store's record of handled
- * comment ids makes the overlap between polls harmless.
+ * comment ids makes the overlap between polls harmless. An edited comment is not a command, as the
+ * Action ignores an `edited` event: the listing's `since` matches on `updated_at`, so an old
+ * comment edited to hold a command would otherwise be run.
  */
 export function commentPoller(d: Dissent, o: { now?: () => number; told: (o: CommentOutcome) => void }): () => Promise<void> {
   const now = o.now ?? Date.now;
@@ -19,7 +21,7 @@ export function commentPoller(d: Dissent, o: { now?: () => number; told: (o: Com
     const tracker = await d.tracker();
     if (!isGithubTracker(tracker)) return;
     const started = now();
-    const comments = (await tracker.commentsSince(new Date(since).toISOString())).filter((c) => parseCommentCommand(c.body));
+    const comments = (await tracker.commentsSince(new Date(since).toISOString())).filter((c) => !c.edited && parseCommentCommand(c.body));
     if (comments.length) {
       const open = new Set((await tracker.list()).map((i) => i.id)); // pull requests and closed issues are not commanded
       for (const c of comments) {

@@ -3,7 +3,7 @@ import type { z } from "zod";
 import { DissentError, messageOf } from "../errors.js";
 import { missingOptional } from "../opt-in.js";
 import { redactDeep } from "../redact.js";
-import { terminalSafe } from "./text.js";
+import { terminalSafe } from "../terminal.js";
 
 /**
  * A tool's answer (docs/mcp.md): the structured result, redacted (a key a model echoed never reaches

@@ -1,20 +1,5 @@
 /** The short text rendering of each tool's result, for clients that show text only (docs/mcp.md). */
 
-/**
- * C0 controls but newline and tab, DEL, and the C1 controls (CSI, OSC and the rest, as single code
- * points): what a terminal acts on rather than shows.
- */
-const CONTROL = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g;
-
-/**
- * Text an agent may print to a terminal (docs/mcp.md "Text content"): every control character but
- * newline and tab is made visible as `\xHH`, so a model's ESC sequence, BEL or OSC 52 clipboard write
- * reaches the user as text, never as an action. The smallest local form of issue 32's terminal rule.
- */
-export function terminalSafe(text: string): string {
-  return text.replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
-}
-
 interface ShownConcern {
   severity: string;
   concern: string;

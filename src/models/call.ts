@@ -51,7 +51,11 @@ export function doorOf(ctx: CallContext): CallDoor {
   return (meta, request, parse, emit) => callModel(meta, request, emit ? { ...ctx, emit } : ctx, parse);
 }
 
-/** Content address of a request: endpoint, model, messages, parameters and schema — never credentials. */
+/**
+ * Content address of a request: endpoint, model, messages, parameters, schema and whatever the
+ * provider's config adds to every request (`extra_body`, `headers` as written) — never credentials.
+ * A provider that adds nothing keys as it always did, so its cached replies stay hits.
+ */
 export function requestKey(target: ModelTarget, request: ModelRequest, seed: number): string {
   return sha256(
     canonicalJson({
@@ -63,6 +67,7 @@ export function requestKey(target: ModelTarget, request: ModelRequest, seed: num
       messages: request.messages,
       params: { temperature: 0, seed, ...(target.maxTokens ? { max_tokens: target.maxTokens } : NONE) },
       schema: request.schema ?? null,
+      ...(target.requestExtras ? { extras: target.requestExtras } : NONE),
     }),
   );
 }

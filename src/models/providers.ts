@@ -132,6 +132,19 @@ export function needsKey(p: ProviderConfig): boolean {
 const HEADER_VAR = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
 /** A provider's headers with `${VAR}` resolved; the resolved values that came from variables are secrets. */
+/**
+ * What a provider's config adds to every request it sends (ModelTarget.requestExtras), or undefined
+ * when nothing: `extra_body` as configured, and `headers` with lower-cased names and the values as
+ * written — a `${VAR}` stays a name, so no credential reaches the cache key.
+ */
+export function requestExtras(p: ProviderConfig): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  if (p.extra_body && Object.keys(p.extra_body).length > 0) out.extra_body = p.extra_body;
+  const headers = Object.entries(p.headers ?? {});
+  if (headers.length > 0) out.headers = Object.fromEntries(headers.map(([k, v]) => [k.toLowerCase(), v]));
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 export function resolveHeaders(
   name: string,
   p: ProviderConfig,

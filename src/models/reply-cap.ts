@@ -9,8 +9,12 @@ export const REPLY_TOO_LARGE = "DissentReplyTooLarge";
 /** A reply (body bytes as they arrive, streamed or not) that passed `max_reply_bytes`: it is not read further. */
 export class ReplyTooLarge extends Error {
   override readonly name = REPLY_TOO_LARGE;
-  constructor(readonly limit: number) {
-    super(`the reply is larger than ${formatLimit(limit)} (max_reply_bytes)`);
+  constructor(
+    readonly limit: number,
+    setting = "max_reply_bytes",
+    what = "the reply",
+  ) {
+    super(`${what} is larger than ${formatLimit(limit)} (${setting})`);
   }
 }
 

@@ -4,7 +4,7 @@ import type { Config, ProviderConfig } from "../contracts/config.js";
 import { ConfigError } from "../errors.js";
 import { costUsd, type PriceSpec } from "./pricing.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
-import { keyEnvOf, needsKey, PROVIDERS, resolveHeaders, type StructuredMode } from "./providers.js";
+import { keyEnvOf, needsKey, PROVIDERS, requestExtras, resolveHeaders, type StructuredMode } from "./providers.js";
 import { roleChain } from "./role-chain.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
@@ -86,12 +86,14 @@ export function configRouter(
     const structured: StructuredMode = type.structured(p);
     const limiter = limiterOf(provider, p);
     const maxReplyBytes = p.max_reply_bytes ?? config.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    const extras = requestExtras(p);
     const t: ModelTarget = {
       provider,
       model,
       route,
       endpoint: engines.identity && p.type === "llama-cpp" ? engines.identity(provider, p, model) : type.cacheIdentity(p, model),
       structured,
+      ...(extras ? { requestExtras: extras } : {}),
       ...(keyEnv ? { keyHint: keyEnv } : {}),
       ...(hints.unreachable ? { unreachableHint: hints.unreachable } : {}),
       ...(p.max_tokens ? { maxTokens: p.max_tokens } : {}),

@@ -17,6 +17,13 @@ export interface ModelTarget {
   /** Provider type and base URL (or model file hash): part of the cache key, so two endpoints never share replies. */
   endpoint: string;
   structured: StructuredMode;
+  /**
+   * What the provider's config adds to every request besides the model and the messages — its
+   * `extra_body`, its `headers` as written in the config (a `${VAR}` by name, never its value) —
+   * when it adds anything: part of the cache key, so two routes that send different requests never
+   * share a reply.
+   */
+  requestExtras?: Record<string, unknown>;
   /** The environment variable holding this provider's key, named in auth errors. */
   keyHint?: string;
   /** What to tell the user when the endpoint does not answer (e.g. how to start Ollama). */

@@ -20,5 +20,9 @@ export async function openStore(config: Config, opts: OpenStoreOptions): Promise
   if (!url)
     throw new ConfigError(`${config.source}: store postgres needs a connection URL in the environment variable ${config.store.url_env}, which is not set`);
   const { openPostgresStore } = await import("./postgres.js");
-  return openPostgresStore(url, { ...(opts.redact ? { redact: opts.redact } : {}), home: config.home });
+  return openPostgresStore(url, {
+    ...(opts.redact ? { redact: opts.redact } : {}),
+    home: config.home,
+    ...(config.store.statement_timeout_ms !== undefined ? { statementTimeoutMs: config.store.statement_timeout_ms } : {}),
+  });
 }

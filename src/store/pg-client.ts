@@ -5,8 +5,8 @@ export interface HeldClient {
   client: PoolClient;
   /** The connection error seen while it was held (the server shut down, the network dropped), if any. */
   lost(): Error | undefined;
-  /** Gives it back; a connection that failed is discarded, not returned to the pool. */
-  release(): void;
+  /** Gives it back; a connection that failed (or that `broken` says is unusable) is discarded, not returned to the pool. */
+  release(broken?: Error): void;
 }
 
 /**
@@ -36,11 +36,11 @@ export async function checkout(pool: Pool, onLost?: (e: Error) => void): Promise
   return {
     client,
     lost: () => failure,
-    release() {
+    release(broken) {
       if (released) return;
       released = true;
       client.off("error", listener);
-      client.release(failure);
+      client.release(failure ?? broken);
     },
   };
 }

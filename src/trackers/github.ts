@@ -116,7 +116,11 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
   if (!token) throw new ConfigError(`${source}: tracker github (${config.repo}) needs a token in the environment variable ${tokenEnv}, which is not set`);
   const interval = env[WRITE_INTERVAL_ENV];
   if (interval !== undefined && !/^\d+$/.test(interval)) throw new ConfigError(`${WRITE_INTERVAL_ENV} must be a number of milliseconds, not '${interval}'`);
-  const opts: GithubOptions = { ...(interval !== undefined ? { writeIntervalMs: Number(interval) } : {}), ...options };
+  const opts: GithubOptions = {
+    ...(interval !== undefined ? { writeIntervalMs: Number(interval) } : {}),
+    ...(config.max_reply_bytes !== undefined ? { maxReplyBytes: config.max_reply_bytes } : {}),
+    ...options,
+  };
 
   const [owner = "", repo = ""] = config.repo.split("/");
   // tracker.base_url, else the API of the Actions run (GitHub Enterprise Server names its own), else github.com's.

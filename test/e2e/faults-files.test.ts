@@ -4,7 +4,7 @@
  * and no write ever follows a symbolic link planted at its path.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { CliResult } from "../support/cli.js";
@@ -134,6 +134,47 @@ describe("the wiki: a FIFO is skipped on import; export never writes through a l
     const ok = await w.run(["wiki", "export", "out2"], QUICK);
     expect(ok.code, ok.stderr).toBe(0);
     expect(readFileSync(join(w.dir, "out2", "a-gap-0123456789abcdef.md"), "utf8")).toBe(ENTRY("A gap"));
+  });
+
+  it("wiki export DIR refuses a hard link at DIR/<id>.md and leaves the other name of the file untouched (issue 32)", async () => {
+    w = await holdWorld();
+    mkdirSync(join(w.home, "wiki"), { recursive: true });
+    writeFileSync(join(w.home, "wiki", "a-gap-0123456789abcdef.md"), ENTRY("A gap"));
+    const victim = join(w.dir, "victim.txt");
+    writeFileSync(victim, "precious\n");
+    mkdirSync(join(w.dir, "out"));
+    linkSync(victim, join(w.dir, "out", "a-gap-0123456789abcdef.md"));
+    const r = await w.run(["wiki", "export", "out"], QUICK);
+    expect(refused(r, 2, "a-gap-0123456789abcdef.md")).toMatch(/has 1 other hard link: dissent never writes through a hard link/);
+    expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it.each([
+    ["DIR itself is a link to a folder", "out", (dir: string) => symlinkSync(join(dir, "elsewhere"), join(dir, "out")), "out is a symbolic link"],
+    ["DIR is a dangling link", "out", (dir: string) => symlinkSync(join(dir, "elsewhere"), join(dir, "out")), "out is a symbolic link"],
+    [
+      "a folder on the way to DIR is a link",
+      "docs/wiki/gaps",
+      (dir: string) => {
+        mkdirSync(join(dir, "docs"));
+        symlinkSync(join(dir, "elsewhere"), join(dir, "docs", "wiki"));
+      },
+      "docs/wiki is a symbolic link",
+    ],
+  ])("wiki export DIR refuses when %s, and writes nothing where the link points (issue 32)", async (name, dir, plant, said) => {
+    w = await holdWorld();
+    mkdirSync(join(w.home, "wiki"), { recursive: true });
+    writeFileSync(join(w.home, "wiki", "a-gap-0123456789abcdef.md"), ENTRY("A gap"));
+    if (!name.includes("dangling")) mkdirSync(join(w.dir, "elsewhere"));
+    plant(w.dir);
+    const r = await w.run(["wiki", "export", dir], QUICK);
+    expect(refused(r, 2, said)).toMatch(/dissent never writes through a link/);
+    expect(existsSync(join(w.dir, "elsewhere")) ? readdirSync(join(w.dir, "elsewhere")) : []).toEqual([]);
+
+    // A DIR whose folders are real, created as needed, is written.
+    const ok = await w.run(["wiki", "export", "new/deep/out"], QUICK);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(readFileSync(join(w.dir, "new", "deep", "out", "a-gap-0123456789abcdef.md"), "utf8")).toBe(ENTRY("A gap"));
   });
 });
 

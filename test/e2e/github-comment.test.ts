@@ -192,4 +192,19 @@ describe("dissent github comment --event", () => {
     expect(gh.reactions.filter((r) => r.commentId === c.id).map((r) => r.content)).toEqual(["eyes", "+1"]);
     expect(await lines()).toEqual([]); // the next poll reads them again and handles neither
   });
+
+  it("dissent factory does not run an edited comment: a comment edited to hold a command is not a command (issue 32)", async () => {
+    const old = gh.addComment(12, "Thanks, looks fine.", "maintainer-mia");
+    gh.editComment(old.id, "/dissent implement");
+    const fresh = gh.addComment(12, "/dissent load-bearing", "maintainer-mia");
+    const r = await run(["factory", "--once", "--json"]);
+    expect(r.code, r.stderr).toBe(0);
+    const commands = r.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { event: string; comment?: number })
+      .filter((l) => l.event === "command");
+    expect(commands).toEqual([expect.objectContaining({ event: "command", comment: fresh.id })]);
+    expect(gh.reactions.filter((x) => x.commentId === old.id)).toEqual([]);
+  });
 });

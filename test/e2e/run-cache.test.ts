@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, type FakeOpenAI } from "../support/openai-server.js";
@@ -155,5 +155,44 @@ describe("--replay", () => {
     const r = await w.run(["run", "--replay", PROMPT]);
     expect(r.code).toBe(1);
     expect(errorLine(r)).toMatch(/replay/);
+  });
+
+  it.each([
+    ["extra_body", "extra_body: { options: { num_ctx: 2048 } }", "extra_body: { options: { num_ctx: 8192 } }"],
+    ["headers", 'headers: { X-Variant: "fast" }', 'headers: { X-Variant: "careful" }'],
+  ])("two routes to one endpoint and model that differ only in %s do not share a cached reply (issue 32)", async (_what, a, b) => {
+    // The server answers by what the request carried: a reply cached for one route is wrong for the other.
+    const cw = await world(
+      (req) => ({ content: `sent ${JSON.stringify(req.body.options ?? null)} with ${String(req.headers["x-variant"] ?? "no variant")}` }),
+      (url) =>
+        [
+          "providers:",
+          `  a: { type: openai-compatible, base_url: "${url}", ${a} }`,
+          `  b: { type: openai-compatible, base_url: "${url}", ${b} }`,
+          "routes:",
+          '  executor: { primary: "a:exec-model" }',
+          "seed: 42",
+        ].join("\n"),
+    );
+    w = cw;
+    const routeTo = (provider: "a" | "b") =>
+      cw.write(
+        "dissent.config.yaml",
+        readFileSync(join(cw.dir, "dissent.config.yaml"), "utf8").replace(
+          /executor: \{ primary: "[ab]:exec-model" \}/,
+          `executor: { primary: "${provider}:exec-model" }`,
+        ),
+      );
+    const first = await cw.run(["run", PROMPT]);
+    expect(first.code, first.stderr).toBe(0);
+    routeTo("b");
+    const second = await cw.run(["run", PROMPT]);
+    expect(second.code, second.stderr).toBe(0);
+    expect(cw.server.requests).toHaveLength(2); // b's request was sent, not answered from a's cache
+    expect(second.stdout).not.toBe(first.stdout);
+    routeTo("a");
+    const third = await cw.run(["run", PROMPT]);
+    expect(third.stdout).toBe(first.stdout); // a's own reply is still cached
+    expect(cw.server.requests).toHaveLength(2);
   });
 });

@@ -17,6 +17,11 @@ describe("reading a /dissent command from a comment (docs/github-action.md)", ()
     ["/dissent resolve DISC-3 addressed-in-test", { name: "resolve", concern: "DISC-3", kind: "addressed-in-test", said: "addressed-in-test", note: "" }],
     ["/dissent resolve DISC-3 maybe", { name: "unknown", text: "resolve DISC-3 maybe" }],
     ["/dissent", { name: "unknown", text: "" }],
+    ["<!-- a note -->\n\n/dissent plan", { name: "plan" }],
+    ["<details><summary>log</summary>\n\nlong log\n\n</details>\n\n/dissent plan", { name: "plan" }],
+    ["> quoted\n\n/dissent plan", { name: "plan" }],
+    ["Some words\n/dissent plan\nmore words", { name: "plan" }],
+    ["\\/dissent plan", { name: "plan" }],
   ])("%j", (body, want) => {
     expect(parseCommentCommand(body)).toEqual(want);
   });
@@ -30,6 +35,22 @@ describe("reading a /dissent command from a comment (docs/github-action.md)", ()
     "Please run `/dissent plan` when ready.",
     "/dissentplan",
     "We could /dissent plan later.",
+    // Hidden or not top-level in the rendered markdown (issue 32): a maintainer pasting it never saw a command.
+    "<!-- /dissent plan -->",
+    "<!--\n/dissent implement\n-->",
+    "<!--\n\n/dissent implement\n\n-->",
+    "Looks good <!--\n/dissent implement\n-->",
+    "<pre>\n/dissent implement\n</pre>",
+    "<pre>\n\n/dissent implement\n\n</pre>",
+    "<details>\n/dissent implement\n</details>",
+    "<details><summary>log</summary>\n\n/dissent implement\n\n</details>",
+    "<div><details>\n\n</details>\n\n/dissent implement\n\n</div>",
+    "> a quote\n/dissent implement",
+    "> a quote\n> goes on\n/dissent implement",
+    "- a list\n  /dissent implement",
+    "`code\n/dissent implement\n`",
+    "**/dissent implement**",
+    "Hi <br>\n/dissent implement",
   ])("not a command: %j", (body) => {
     expect(parseCommentCommand(body)).toBeUndefined();
   });

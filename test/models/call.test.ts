@@ -5,6 +5,7 @@ import type { NewEvent } from "../../src/contracts/events.js";
 import { BudgetExceeded, ProviderAuthError, ProviderError, ReplayMiss } from "../../src/errors.js";
 import { memoryCache } from "../../src/models/cache.js";
 import { callModel, requestKey } from "../../src/models/call.js";
+import { requestExtras } from "../../src/models/providers.js";
 import type { CallContext, ModelRequest, ModelTarget, RoleRoute } from "../../src/models/types.js";
 import { callBudget } from "../../src/adversarial/budget.js";
 import { redactor } from "../../src/redact.js";
@@ -350,6 +351,26 @@ describe("requestKey", () => {
     expect(requestKey(t, { ...REQUEST, system: "x" }, 7)).not.toBe(key);
     expect(requestKey(t, REQUEST, 8)).not.toBe(key);
     expect(requestKey(t, { ...REQUEST, schema: { name: "s", jsonSchema: {} } }, 7)).not.toBe(key);
+  });
+
+  it("changes with what the provider adds to every request (extra_body, headers); a provider adding nothing keys as before", () => {
+    const extra = requestKey({ ...t, requestExtras: { extra_body: { options: { num_ctx: 2048 } } } }, REQUEST, 7);
+    expect(extra).not.toBe(key);
+    expect(requestKey({ ...t, requestExtras: { extra_body: { options: { num_ctx: 8192 } } } }, REQUEST, 7)).not.toBe(extra);
+    expect(requestKey({ ...t, requestExtras: { headers: { "x-variant": "fast" } } }, REQUEST, 7)).not.toBe(key);
+    expect(requestKey({ ...t, requestExtras: undefined }, REQUEST, 7)).toBe(key);
+  });
+});
+
+describe("requestExtras: what a provider's config adds to every request", () => {
+  it("extra_body as configured, header names lower-cased and values as written (a ${VAR} by name, never its value); nothing when neither is set", () => {
+    const base = { type: "openai-compatible" as const, base_url: "http://x.test/v1" };
+    expect(requestExtras(base)).toBeUndefined();
+    expect(requestExtras({ ...base, extra_body: {}, headers: {} })).toBeUndefined();
+    expect(requestExtras({ ...base, extra_body: { options: { num_ctx: 4096 } }, headers: { "X-Org": "acme", Authorization: "Bearer ${TOKEN}" } })).toEqual({
+      extra_body: { options: { num_ctx: 4096 } },
+      headers: { "x-org": "acme", authorization: "Bearer ${TOKEN}" },
+    });
   });
 });
 

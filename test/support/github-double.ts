@@ -56,8 +56,10 @@ export interface CommentState {
   issue: number;
   body: string;
   login: string;
-  /** When it was created (ISO); the repository listing's `since` filters on it. */
+  /** When it was created (ISO). */
   at: string;
+  /** When it was last edited (ISO), if ever; GitHub's `updated_at`, on which the repository listing's `since` filters. */
+  updated?: string;
 }
 
 /** A reaction on an issue comment. */
@@ -106,6 +108,8 @@ export interface GithubDouble {
   collaborators: Map<string, string>;
   /** Adds a comment by someone (as if posted on GitHub); returns it. */
   addComment(issue: number, body: string, login: string): CommentState;
+  /** Edits a comment as its author would on GitHub: a new body and `updated_at` a second after `created_at`. */
+  editComment(id: number, body: string): CommentState;
   /** Pull requests, by number (numbered with the issues, as GitHub does). */
   pulls: Map<number, PullState>;
   /** Issue events by issue number, oldest first. */
@@ -246,10 +250,12 @@ export async function startGithubDouble(
     body: c.body,
     user: { ...user, login: c.login },
     created_at: c.at,
-    updated_at: c.at,
+    updated_at: c.updated ?? c.at,
     issue_url: `${repoUrl()}/issues/${c.issue}`,
     author_association: "OWNER",
   });
+  /** An edit's time: a second after creation at least, so `updated_at` is later than `created_at` as GitHub has it. */
+  const edited = (c: CommentState) => new Date(Math.max(Date.now(), Date.parse(c.at) + 1000)).toISOString();
   const addLabel = (name: string, color = "ededed", description: string | null = null): LabelState => {
     const l = { id: nextId++, name, color, description };
     labels.set(name.toLowerCase(), l);
@@ -579,7 +585,7 @@ export async function startGithubDouble(
     }
     if (method === "GET" && rest === "/issues/comments") {
       const since = query.get("since");
-      const list = comments.filter((c) => since === null || c.at >= since).sort((a, b) => a.id - b.id);
+      const list = comments.filter((c) => since === null || (c.updated ?? c.at) >= since).sort((a, b) => a.id - b.id);
       return page(list.map(commentJson), path, query);
     }
     if (method === "POST" && (m = /^\/issues\/comments\/(\d+)\/reactions$/.exec(rest))) {
@@ -595,6 +601,7 @@ export async function startGithubDouble(
       const c = comments.find((x) => x.id === Number(m?.[1]));
       if (!c) return notFound();
       c.body = String(input.body ?? "");
+      c.updated = edited(c);
       return { status: 200, body: commentJson(c) };
     }
     if (!(m = /^\/issues\/(\d+)(\/.*)?$/.exec(rest))) return notFound();
@@ -722,6 +729,13 @@ export async function startGithubDouble(
     addComment(issue, body, by) {
       const c: CommentState = { id: nextId++, issue, body, login: by, at: new Date().toISOString() };
       comments.push(c);
+      return c;
+    },
+    editComment(id, body) {
+      const c = comments.find((x) => x.id === id);
+      if (!c) throw new Error(`no comment ${id}`);
+      c.body = body;
+      c.updated = edited(c);
       return c;
     },
     pulls,

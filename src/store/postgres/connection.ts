@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
 import { StoreError } from "../../errors.js";
 import { checkout } from "../pg-client.js";
-import { isConnectError, isDbError, storeError } from "./errors.js";
+import { isConnectError, isDbError, isReadTimeout, storeError } from "./errors.js";
 
 /** Runs one statement on a connection (a pooled client inside a transaction, or the pool). */
 export type Query = (text: string, values?: unknown[]) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
@@ -29,6 +29,8 @@ export interface PgConn {
 export interface PgConnOptions {
   clock?: () => Date;
   redact?: (text: string) => string;
+  /** The statement bound the pool was opened with, for the message of one past it. */
+  statementTimeoutMs?: number;
 }
 
 /** Wraps a migrated pool as the connection the sub-ports share. */
@@ -38,7 +40,7 @@ export function pgConn(pool: Pool, url: string, where: string, opts: PgConnOptio
       return await fn();
     } catch (e) {
       if (StoreError.isInstance(e) || !(isDbError(e) || isConnectError(e))) throw e;
-      throw storeError(e, where);
+      throw storeError(e, where, opts.statementTimeoutMs);
     }
   };
   const transaction = <T>(fn: (q: Query) => Promise<T>): Promise<T> =>
@@ -46,16 +48,20 @@ export function pgConn(pool: Pool, url: string, where: string, opts: PgConnOptio
       const held = await checkout(pool);
       const client = held.client;
       const q: Query = (text, values) => client.query(text, values) as ReturnType<Query>;
+      let broken: Error | undefined;
       try {
         await client.query("BEGIN");
         const result = await fn(q);
         await client.query("COMMIT");
         return result;
       } catch (e) {
-        await client.query("ROLLBACK").catch(() => undefined); // the connection may be gone: the error that matters is `e`
+        // A server that stopped answering gets no ROLLBACK (it would wait as long again): the connection
+        // is dropped instead, which ends the transaction on the server.
+        if (isReadTimeout(e)) broken = e as Error;
+        else await client.query("ROLLBACK").catch(() => undefined); // the connection may be gone: the error that matters is `e`
         throw e;
       } finally {
-        held.release();
+        held.release(broken);
       }
     });
   return {

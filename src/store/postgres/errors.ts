@@ -8,11 +8,25 @@ export function describeUrl(url: string): string {
   return `${u.hostname}:${u.port || "5432"}${u.pathname}`;
 }
 
+/** pg's own error when a statement got no answer within `query_timeout` (the server stopped answering). */
+export const isReadTimeout = (e: unknown) => e instanceof Error && e.message === "Query read timeout";
+
+const duration = (ms: number) => (ms < 1000 || ms % 1000 !== 0 ? `${ms} ms` : `${ms / 1000} s`);
+
 /** One line naming the database (never the URL's password) and what to do, for what pg says. */
-export function storeError(e: unknown, where: string): StoreError {
+export function storeError(e: unknown, where: string, statementTimeoutMs?: number): StoreError {
   if (MalformedRow.isInstance(e)) return damagedRow(e, `at ${where}`);
   const code = codeOf(e) ?? "";
   const message = messageOf(e);
+  const bound = statementTimeoutMs === undefined ? "store.statement_timeout_ms" : `${duration(statementTimeoutMs)}, store.statement_timeout_ms`;
+  if (code === "57014" && /statement timeout/i.test(message))
+    return new StoreError(
+      `PostgreSQL at ${where} did not finish a statement of the store within its bound (${bound}): it was cancelled; check the database for a lock held or a load (pg_stat_activity), or raise store.statement_timeout_ms`,
+    );
+  if (isReadTimeout(e))
+    return new StoreError(
+      `PostgreSQL at ${where} stopped answering: a statement of the store got no answer within its bound (${bound}, and 5 s more); check that the server is running and reachable`,
+    );
   if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET"].includes(code)) {
     return new StoreError(`cannot reach PostgreSQL at ${where} (${code}): check that it is running and DISSENT_DATABASE_URL (or store.url_env) points at it`);
   }
@@ -30,4 +44,4 @@ export const isDbError = (e: unknown) => (codeOf(e) !== undefined && !StoreError
 /** pg's connection errors carry no code. */
 export const isConnectError = (e: unknown) =>
   e instanceof Error &&
-  /timeout exceeded when trying to connect|Connection terminated|connection timeout|not queryable|terminating connection/i.test(e.message);
+  /timeout exceeded when trying to connect|Connection terminated|connection timeout|not queryable|terminating connection|^Query read timeout$/i.test(e.message);

@@ -17,7 +17,18 @@ export interface PostgresOptions {
   max?: number;
   /** The code index's bound in bytes (default CODE_INDEX_BYTES; tests make it small). */
   codeIndexBytes?: number;
+  /** The longest one statement may take (`store.statement_timeout_ms`, default STATEMENT_TIMEOUT_MS). */
+  statementTimeoutMs?: number;
 }
+
+/** The default `store.statement_timeout_ms` (docs/limits.md): far above any statement of the store's, far below forever. */
+export const STATEMENT_TIMEOUT_MS = 60_000;
+/**
+ * How much longer than the statement timeout the client waits for an answer: the server cancels a
+ * slow statement itself (a lock, a long scan) and the connection stays usable; a server that does not
+ * answer at all (stopped, a network that drops packets) is given up on here, and the connection dropped.
+ */
+export const QUERY_GRACE_MS = 5_000;
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
 export async function openPostgresStore(url: string, opts: PostgresOptions = {}): Promise<PostgresStore> {
@@ -31,7 +42,18 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
     });
   }
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
-  const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
+  const statementMs = opts.statementTimeoutMs ?? STATEMENT_TIMEOUT_MS;
+  const pool: Pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: 10_000,
+    keepAlive: true,
+    application_name: "dissent",
+    // Every statement is bounded (issue 32): the server cancels one past statement_timeout (57014), and
+    // the client gives up on a server that does not answer at all (query_timeout).
+    statement_timeout: statementMs,
+    query_timeout: statementMs + QUERY_GRACE_MS,
+  });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
   try {
     const held = await checkout(pool);
@@ -43,7 +65,7 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   } catch (e) {
     await pool.end().catch(() => undefined);
     if (StoreError.isInstance(e)) throw e;
-    throw storeError(e, where);
+    throw storeError(e, where, statementMs);
   }
-  return postgresStore(pgConn(pool, url, where, opts), opts.codeIndexBytes);
+  return postgresStore(pgConn(pool, url, where, { ...opts, statementTimeoutMs: statementMs }), opts.codeIndexBytes);
 }

@@ -27,6 +27,8 @@ export interface RepoComment {
   body: string;
   login: string;
   userType: string;
+  /** Edited after it was posted: GitHub's `updated_at` later than its `created_at` (its body is no longer what was first said). */
+  edited: boolean;
 }
 
 const PERMISSIONS: readonly string[] = ["admin", "maintain", "write", "triage", "read", "none"];
@@ -55,7 +57,16 @@ export function commandPort(s: GithubSession): CommandPort {
       return all.flatMap((c) => {
         const issue = Number(/\/issues\/(\d+)$/.exec(c.issue_url)?.[1]);
         return Number.isInteger(issue) && issue > 0
-          ? [{ id: c.id, issue, body: c.body ?? "", login: c.user?.login ?? "", userType: c.user?.type ?? "User" }]
+          ? [
+              {
+                id: c.id,
+                issue,
+                body: c.body ?? "",
+                login: c.user?.login ?? "",
+                userType: c.user?.type ?? "User",
+                edited: Date.parse(c.updated_at) > Date.parse(c.created_at),
+              },
+            ]
           : [];
       });
     },

@@ -1,6 +1,8 @@
 import { DissentError, messageOf, RunError, TrackerAuthError } from "../../errors.js";
 import { redact } from "../../redact.js";
 import { missingOptional } from "../../opt-in.js";
+import { formatLimit } from "../../files/format-limit.js";
+import { replyTooLarge } from "../../models/reply-cap.js";
 
 /** Where a GitHub call went, for messages that name the repo and what to do. */
 export interface GithubErrorContext {
@@ -72,6 +74,11 @@ export function githubError(e: unknown, ctx: GithubErrorContext, action: string)
   if (DissentError.isInstance(e)) return e;
   const missing = missingOptional(e);
   if (missing) return missing;
+  const big = replyTooLarge(e);
+  if (big)
+    return new RunError(
+      `GitHub at ${ctx.baseUrl} sent a reply larger than ${formatLimit(big.limit)} for ${ctx.repo} while ${action}, the limit tracker.max_reply_bytes sets: it was not read further; raise tracker.max_reply_bytes if replies this large are expected${ctx.customBaseUrl ? `, or check the server at ${ctx.baseUrl}` : ""}`,
+    );
   const f = httpFailure(e);
   if (!f) {
     const where = ctx.customBaseUrl ? ` and tracker.base_url (${ctx.baseUrl})` : "";
