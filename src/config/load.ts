@@ -322,7 +322,8 @@ export function configFromObject(value: unknown, opts: { env: Record<string, str
 export function buildConfig(file: ConfigFile, at: { source: string; baseDir: string; env: Record<string, string | undefined>; cwd: string }): Config {
   const { source, baseDir, env, cwd } = at;
   const envHome = env.DISSENT_HOME;
-  const home = envHome ? resolve(cwd, envHome) : file.home ? resolve(baseDir, file.home) : resolve(cwd, ".dissent");
+  // Without DISSENT_HOME or home:, state lives beside the config file (`--config` from another folder opens that project's store), else in the cwd.
+  const home = envHome ? resolve(cwd, envHome) : resolve(baseDir, file.home ?? ".dissent");
   const maxCalls = file.budget?.max_calls_per_issue ?? DEFAULT_MAX_CALLS_PER_ISSUE;
   if (maxCalls < MIN_CALLS_PER_ISSUE) {
     throw new ConfigError(

@@ -82,6 +82,16 @@ describe("home and relative paths", () => {
     expect(c.home).toBe(join(s.dir, "conf", "state"));
   });
 
+  it("with no home:, the store is .dissent beside the config file --config names, not in the cwd", () => {
+    mkdirSync(join(s.dir, "proj"));
+    s.write("proj/dissent.config.yaml", minimal("m"));
+    mkdirSync(join(s.dir, "elsewhere"));
+    const c = loadConfig({ flag: join(s.dir, "proj/dissent.config.yaml"), env: {}, cwd: join(s.dir, "elsewhere") });
+    expect(c.home).toBe(join(s.dir, "proj", ".dissent"));
+    const viaEnv = loadConfig({ env: { DISSENT_CONFIG: "../proj/dissent.config.yaml" }, cwd: join(s.dir, "elsewhere") });
+    expect(viaEnv.home).toBe(join(s.dir, "proj", ".dissent"));
+  });
+
   it("DISSENT_HOME wins over home:", () => {
     s.write("dissent.config.yaml", minimal("m", "home: state\n"));
     const c = loadConfig({ env: { DISSENT_HOME: "env-home" }, cwd: s.dir });

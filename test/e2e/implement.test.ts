@@ -258,6 +258,9 @@ describe("issue implement on the local tracker", () => {
     const killed = startDissent(["issue", "implement", id], { cwd: w.dir, env: { DISSENT_HOME: w.home, AGENT_MODE: "pause-second", AGENT_LOG: w.agentLog } });
     await until(() => existsSync(w.agentLog) && /paused \d+/.test(readFileSync(w.agentLog, "utf8")), 120_000);
     expect(agentProcesses(w.agentLog).length).toBeGreaterThan(0);
+    // While the agent works, issue list says so (the plan is still ready in the store).
+    const listed = await w.run(["issue", "list"]);
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\\s+implementing\\s`, "m"));
     killed.child.kill("SIGKILL");
     await killed.done;
     // bubblewrap's --die-with-parent: the agent dies with the dissent that started it, no orphan is left.
@@ -267,6 +270,9 @@ describe("issue implement on the local tracker", () => {
     const { out } = await implement(w, id);
     expect(out.status).toBe("review");
     expect(out.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+    const after = JSON.parse((await w.run(["issue", "list", "--json"])).stdout) as { id: string; status: string }[];
+    expect(after.find((i) => i.id === id)?.status).toBe("in_review");
+    expect((await w.run(["issue", "list"])).stdout).toMatch(new RegExp(`^${id}\\s+in review\\s`, "m"));
     const runs = agentRuns(w).map((l) => l.split(" ").slice(0, 2).join(" "));
     expect(runs).toEqual(["attempt 1", "attempt 2", "attempt 2"]);
     const log = await events(w, id);
