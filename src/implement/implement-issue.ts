@@ -347,7 +347,8 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       criteria,
       tracked,
       concernId: (fp, phase, role) => cycle.concernId(tracked, fp, phase, role),
-      attempt,
+      // The loop's round r is the issue's attempt attemptsBefore + r (numbered over the issue's life).
+      attempt: (round, blocking, previous) => attempt(ledger.attemptsBefore + round, blocking, previous),
       now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       onProgress: (progress) => deps.onProgress?.({ kind: "review", progress }),

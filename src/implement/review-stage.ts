@@ -14,7 +14,7 @@ import type { ArtifactName } from "../pipeline/stages.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
 import { diffCodec, type DiffArtifact } from "./artifact.js";
-import { attemptChecks, CHECKS_ROLE } from "./checks.js";
+import { attemptChecks, CHECKS_ROLE, skipEmpty } from "./checks.js";
 import { reviewWatch } from "./reviewed.js";
 
 /** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
@@ -64,7 +64,7 @@ export interface ReviewDeps {
   /** Pending concerns due at implementation: critics see them as tracked. */
   tracked: readonly Concern[];
   concernId: (fingerprint: string, phase: string, role: string) => string;
-  /** Runs (or replays, on resume) attempt `n` given the last round's blocking concerns and artifact. */
+  /** Runs (or replays, on resume) round `n`'s attempt given the last round's blocking concerns and artifact. */
   attempt: (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined) => Promise<DiffArtifact>;
   now: () => string;
   warn?: (message: string) => void;
@@ -212,7 +212,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
   const mark = deps.meter.now();
-  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => (c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
+  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => skipEmpty(c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
   const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...models, checks], verifier);
   let result: LoopResult<DiffArtifact>;
   try {

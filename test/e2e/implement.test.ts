@@ -138,6 +138,29 @@ describe("issue implement on the local tracker", () => {
     expect(text.stdout).toMatch(/PullRequestOpened\s+\S+\s+review recorded/);
   });
 
+  it("an attempt that changes nothing costs no review call; a second run numbers its attempts after the first's (DISSENT_ATTEMPT, the task file, the events)", async () => {
+    const w = await world("idle-then-fix");
+    const id = await w.readyIssue();
+    const { out } = await implement(w, id);
+    expect(out.attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, "no_changes"],
+      [2, "tested"],
+    ]);
+    let log = await events(w, id);
+    const reviewCalls = (round: number) => log.filter((e) => e.type === "ModelCall" && e.stage === "implementation_review" && e.round === round);
+    expect(reviewCalls(1)).toEqual([]); // dissent's own check blocked it: nothing for a model to read
+    expect(reviewCalls(2).length).toBeGreaterThan(0);
+    const blocked = log.filter((e) => e.type === "ConcernBlocked" && e.round === 1).map((e) => e.concern?.raised_by);
+    expect(blocked).toEqual(["test_command"]);
+
+    const again = await implement(w, id);
+    expect(again.out.attempts.map((a) => a.attempt)).toEqual([3]);
+    expect(agentRuns(w).map((l) => l.split(" ").slice(0, 2).join(" "))).toEqual(["attempt 1", "attempt 2", "attempt 3"]);
+    log = await events(w, id);
+    expect(log.filter((e) => e.type === "ImplementAttemptStarted").map((e) => e.attempt)).toEqual([1, 2, 3]);
+    expect(existsSync(join(w.home, "tasks", `issue-${id}-attempt-3.md`))).toBe(true);
+  });
+
   it("a security finding quoting the diff blocks; the retry removes the injection", async () => {
     const w = await world("insecure-then-fix");
     const id = await w.readyIssue();

@@ -9,7 +9,7 @@ import type { CommandRun } from "../../src/contracts/events.js";
 import { acceptanceFindings, parseAcceptance, verdictsFor } from "../../src/implement/acceptance.js";
 import { renderDiffArtifact, type DiffArtifact } from "../../src/implement/artifact.js";
 import { agentEnv } from "../../src/implement/attempt.js";
-import { attemptChecks } from "../../src/implement/checks.js";
+import { attemptChecks, skipEmpty } from "../../src/implement/checks.js";
 import { changedPaths } from "../../src/implement/escape.js";
 import { PR_BODY_CHARS, renderPrBody } from "../../src/implement/pr-body.js";
 import { ground, groundingText } from "../../src/adversarial/grounding.js";
@@ -82,6 +82,33 @@ describe("dissent's own checks on an attempt", () => {
     expect(renderDiffArtifact(timedOut)).toContain(t[0]?.evidence ?? "-");
     const empty = artifact({ outcome: "no_changes", diff: "", stats: { files: 0, insertions: 0, deletions: 0 }, test: null });
     expect(attemptChecks(empty).map((f) => f.category)).toEqual(["incomplete"]);
+  });
+
+  it("the review reads what test_command did: run and passed, not run because the attempt changed nothing, or none configured", () => {
+    expect(renderDiffArtifact(artifact())).toContain("Tests: `npm test` passed (exit 0).");
+    const empty = artifact({ outcome: "no_changes", diff: "", stats: { files: 0, insertions: 0, deletions: 0 }, test: null });
+    expect(renderDiffArtifact(empty)).toContain("Tests: `npm test` was not run: the attempt changed nothing.");
+    expect(renderDiffArtifact(empty)).not.toContain("no test_command");
+    expect(renderDiffArtifact(artifact({ testCommand: null, test: null, outcome: "untested" }))).toContain("Tests: no test_command is configured.");
+  });
+
+  it("a model critic is not asked about an attempt that changed nothing, and costs no call", async () => {
+    let asked = 0;
+    const critic = skipEmpty({
+      role: "review.correctness",
+      calls: async () => 1,
+      review: async () => {
+        asked++;
+        return { findings: [{ severity: "LOW", concern: "x", evidence: "y" }] };
+      },
+    });
+    const empty = artifact({ outcome: "no_changes", diff: "", stats: { files: 0, insertions: 0, deletions: 0 }, test: null });
+    expect(await critic.calls?.(empty, { round: 1 })).toBe(0);
+    expect(await critic.review(empty, { round: 1 })).toEqual({ findings: [] });
+    expect(asked).toBe(0);
+    expect(await critic.calls?.(artifact(), { round: 1 })).toBe(1);
+    expect((await critic.review(artifact(), { round: 1 })).findings).toHaveLength(1);
+    expect(asked).toBe(1);
   });
 
   it("passing tests raise nothing; no test_command raises nothing", () => {
