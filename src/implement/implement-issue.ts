@@ -23,6 +23,7 @@ import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent } from "./ledger.js";
 import { renderPrBody } from "./pr-body.js";
+import { attemptStory } from "./story.js";
 import { REVIEW_STAGE, reviewImplementation } from "./review-stage.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { renderTask } from "./task.js";
@@ -385,6 +386,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       attempts: attempts.size,
       stage: stageRun,
       pending,
+      story: attemptStory(await store.events({ issueId: id, types: ["ImplementAttemptStarted", "ImplementAttempt", "ConcernBlocked"] })),
       ...(leaked.length || out.guard ? { secrets: { attempts: leaked.sort((a, b) => a - b), ...(out.guard ? { guard: out.guard } : {}) } } : {}),
     });
     await store.transaction((tx) => tx.putArtifact(id, cycle.number, "pull_request", body));

@@ -133,6 +133,11 @@ describe("issue implement on the local tracker", () => {
     expect(detail.implementation.attempts.map((a) => a.test_exit_code)).toEqual([1, 0]);
     expect(detail.implementation.pull_request.where).toBe("store");
     expect(detail.implementation.body).toMatch(/^Closes #/);
+    // The body tells the story: attempt 1's blockers, each fixed by attempt 2.
+    expect(detail.implementation.body).toMatch(
+      /- \*\*Attempt 1\*\* — tested, tests failed \(exit 1\); blocked by:\n {2}- \*\*\S+\*\* CRITICAL \(review\.correctness\): .+ — fixed in attempt 2/,
+    );
+    expect(detail.implementation.body).toContain("- **Attempt 2** — tested, tests passed: nothing blocked it.");
     const text = await w.run(["events", "--issue", id]);
     expect(text.stdout).toMatch(/ImplementAttempt\s+\S+\s+attempt 1: tested .* tests failed/);
     expect(text.stdout).toMatch(/PullRequestOpened\s+\S+\s+review recorded/);
