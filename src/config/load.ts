@@ -46,6 +46,8 @@ export const DEFAULT_SERVE_MAX_CLIENTS = 256;
 export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 256 * 1024;
 /** Default `serve.estimate_at`: the list price the dashboard estimates calls of unknown price at. */
 export const DEFAULT_SERVE_ESTIMATE_AT = "openai:gpt-4o-mini";
+/** Default `review.inline_min_severity`: MEDIUM and above become inline comments on the pull request; LOW stays in the review's body. */
+export const DEFAULT_REVIEW_INLINE_MIN_SEVERITY = "MEDIUM";
 /** Default `budget.max_cycles_per_issue`. */
 export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
@@ -378,6 +380,11 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
       maxClients: file.serve?.max_clients ?? DEFAULT_SERVE_MAX_CLIENTS,
       clientBufferBytes: file.serve?.client_buffer_bytes ?? DEFAULT_SERVE_CLIENT_BUFFER_BYTES,
       estimateAt: file.serve?.estimate_at === false ? null : (file.serve?.estimate_at ?? DEFAULT_SERVE_ESTIMATE_AT),
+      publicUrl: file.serve?.public_url?.replace(/\/+$/, "") ?? null,
+    },
+    review: {
+      inlineMinSeverity: file.review?.inline_min_severity ?? DEFAULT_REVIEW_INLINE_MIN_SEVERITY,
+      event: file.review?.event ?? "COMMENT",
     },
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
     mcp: { maxMessageBytes: file.mcp?.max_message_bytes ?? DEFAULT_MCP_MAX_MESSAGE_BYTES },
