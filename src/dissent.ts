@@ -515,6 +515,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           maxUsd: config.budget.maxUsdPerIssue,
           project,
           warn,
+          pullRequest: { review: config.review, dashboardUrl: config.serve.publicUrl },
           ...(o.onProgress ? { onProgress: o.onProgress } : {}),
           ...(hooks ? { onProgress: hooks.onProgress } : {}),
           ...(o.holder ? { holder: o.holder } : {}),

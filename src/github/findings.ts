@@ -13,6 +13,8 @@ export interface SecondOpinionView {
 export interface ReviewFinding {
   /** The concern's id: the hidden marker of its inline comment, so a later round finds it again. */
   id: string;
+  /** The concern's fingerprint (src/adversarial/fingerprint.ts): finds its comment again when a later run gave it another id. */
+  fingerprint?: string;
   severity: Severity;
   /** The severity its critic wrote, when the tally changed it (a lone HIGH kept as MEDIUM). */
   raisedSeverity?: Severity;
@@ -45,6 +47,7 @@ function opinionView(o: Opinion): SecondOpinionView {
 export function findingOf(c: Concern, blocking: boolean, opinion?: Opinion): ReviewFinding {
   return {
     id: c.id,
+    fingerprint: c.fingerprint,
     severity: c.severity,
     ...(c.raised_severity ? { raisedSeverity: c.raised_severity } : {}),
     critic: c.raised_by,

@@ -86,7 +86,8 @@ export interface PullRequestPort {
   /** One submitted review with its inline comments (GitHub refuses the whole review when one comment is not on the diff). */
   createReview(
     pull: number,
-    r: { commitId: string; body: string; event: "COMMENT" | "REQUEST_CHANGES"; comments: readonly NewReviewComment[] },
+    /** `commitId` unset: the pull request's head (then no inline comments: their lines are another diff's). */
+    r: { commitId?: string; body: string; event: "COMMENT" | "REQUEST_CHANGES"; comments: readonly NewReviewComment[] },
   ): Promise<{ id: number; login: string } | Refused>;
   updateReviewComment(id: number, body: string): Promise<undefined | Refused>;
   dismissReview(pull: number, id: number, message: string): Promise<undefined | Refused>;

@@ -1,4 +1,6 @@
+import { normalize } from "../adversarial/grounding.js";
 import { SEVERITY_RANK } from "../contracts/concern.js";
+import { sha256 } from "../hash.js";
 import type { ReviewSettings } from "../contracts/config.js";
 import type { CriterionCheck } from "../implement/acceptance.js";
 import { locateQuote, parseDiff, type DiffAnchor } from "./diff-lines.js";
@@ -22,8 +24,8 @@ export interface ReviewSubject {
    */
   key: string;
   pull: number;
-  /** The commit the round reviewed: on the pull request (it or an ancestor of its head). */
-  commit: string;
+  /** The commit the round reviewed: on the pull request (it or an ancestor of its head); null when it never reached GitHub (then the review is on the head, all in its body). */
+  commit: string | null;
 }
 
 /** One round to post. */
@@ -58,8 +60,8 @@ export interface PostedReview {
   resolved: string[];
   /** dissent's earlier change requests dismissed (nothing blocks any more). */
   dismissed: number[];
-  /** What GitHub refused, and what was done instead. */
-  fallbacks: string[];
+  /** What GitHub refused, and what was done instead: a change request on the token's own pull request (commented instead), inline comments it could not place (moved into the body). */
+  fallbacks: { kind: "own_pull_request" | "inline_refused"; detail: string }[];
 }
 
 /** The most new inline comments one review carries; the rest go in its body. */
@@ -73,54 +75,86 @@ const safe = (s: string) => s.replace(/[^A-Za-z0-9._:-]/g, "_").slice(0, 100);
 export const reviewMarker = (key: string, token: string) => `<!-- dissent:review key=${safe(key)} round=${safe(token)} -->`;
 const reviewPrefix = (key: string) => `<!-- dissent:review key=${safe(key)} `;
 
+/**
+ * What tells one finding from another across rounds and runs: its id; else its fingerprint (the same
+ * concern in other words may get another id in a later run); else its critic and the words it
+ * quotes (the same line found wrong again).
+ */
+interface FindingKeys {
+  id: string;
+  fp: string;
+  q: string;
+}
+const keysOf = (f: ReviewFinding): FindingKeys => ({
+  id: safe(f.id),
+  fp: safe(f.fingerprint ?? "-"),
+  q: normalize(f.evidence) ? sha256(`${f.critic}\u0000${normalize(f.evidence)}`).slice(0, 12) : "-",
+});
+
 /** The hidden marker an inline comment of dissent's starts with: whose, which finding, open or resolved, and the round that raised it. */
-export const findingMarker = (key: string, id: string, state: "open" | "resolved", since: string) =>
-  `<!-- dissent:finding key=${safe(key)} id=${safe(id)} state=${state} since=${encodeURIComponent(since)} -->`;
-const FINDING = /^<!-- dissent:finding key=(\S+) id=(\S+) state=(open|resolved) since=(\S*) -->\n?/;
+export const findingMarker = (key: string, k: FindingKeys, state: "open" | "resolved", since: string) =>
+  `<!-- dissent:finding key=${safe(key)} id=${k.id} fp=${k.fp} q=${k.q} state=${state} since=${encodeURIComponent(since)} -->`;
+const FINDING = /^<!-- dissent:finding key=(\S+) id=(\S+) fp=(\S+) q=(\S+) state=(open|resolved) since=(\S*) -->\n?/;
 
 /** One of dissent's earlier inline comments, read back from its marker. */
 interface OwnComment {
   ref: ReviewCommentRef;
-  id: string;
+  keys: FindingKeys;
   state: "open" | "resolved";
   since: string;
   /** The body without its marker. */
   text: string;
 }
 
-function ownComments(key: string, comments: readonly ReviewCommentRef[], reviews: readonly ReviewRef[]): Map<string, OwnComment> {
+function ownComments(key: string, comments: readonly ReviewCommentRef[], reviews: readonly ReviewRef[]): OwnComment[] {
   // dissent's own: the marker, written by the user who posted dissent's reviews — a person quoting or copying a marker is not dissent.
   const authors = new Set(reviews.filter((r) => r.body.startsWith(reviewPrefix(key))).map((r) => r.login));
-  const out = new Map<string, OwnComment>();
+  const out: OwnComment[] = [];
   for (const c of comments) {
     const m = FINDING.exec(c.body);
     if (!m || m[1] !== safe(key) || !authors.has(c.login) || c.inReplyTo !== null) continue;
-    const id = m[2] ?? "";
-    if (out.has(id)) continue; // the first is the finding's comment
     let since = "";
     try {
-      since = decodeURIComponent(m[4] ?? "");
+      since = decodeURIComponent(m[6] ?? "");
     } catch {
-      since = m[4] ?? "";
+      since = m[6] ?? "";
     }
-    out.set(id, { ref: c, id, state: m[3] === "resolved" ? "resolved" : "open", since, text: c.body.slice(m[0].length) });
+    out.push({
+      ref: c,
+      keys: { id: m[2] ?? "", fp: m[3] ?? "", q: m[4] ?? "" },
+      state: m[5] === "resolved" ? "resolved" : "open",
+      since,
+      text: c.body.slice(m[0].length),
+    });
   }
   return out;
 }
 
-const footer = (since: string, label: string) => `<sub>dissent · raised in ${since}${since === label ? "" : ` · still raised in ${label}`}</sub>`;
+/** The earlier comment of a finding not yet claimed by another: by id, then fingerprint, then critic and quote. */
+function earlierOf(f: ReviewFinding, own: readonly OwnComment[], claimed: Set<OwnComment>): OwnComment | undefined {
+  const k = keysOf(f);
+  const free = own.filter((c) => !claimed.has(c));
+  return (
+    free.find((c) => c.keys.id === k.id) ??
+    (k.fp !== "-" ? free.find((c) => c.keys.fp === k.fp) : undefined) ??
+    (k.q !== "-" ? free.find((c) => c.keys.q === k.q) : undefined)
+  );
+}
 
-/** An open finding's inline comment. */
-export function openComment(key: string, f: ReviewFinding, since: string, label: string): string {
-  return `${findingMarker(key, f.id, "open", since)}\n${findingText(f)}\n\n${footer(since, label)}`;
+const footer = (since: string, label: string, again: boolean) =>
+  `<sub>dissent · raised in ${since}${since === label ? "" : ` · ${again ? "raised again" : "still raised"} in ${label}`}</sub>`;
+
+/** An open finding's inline comment; `again` when its earlier comment had been resolved. */
+export function openComment(key: string, f: ReviewFinding, since: string, label: string, again = false): string {
+  return `${findingMarker(key, keysOf(f), "open", since)}\n${findingText(f)}\n\n${footer(since, label, again)}`;
 }
 
 /** An earlier comment marked resolved: what it said kept, folded. */
-export function resolvedComment(key: string, c: Pick<OwnComment, "id" | "since" | "text">, label: string): string {
+export function resolvedComment(key: string, c: Pick<OwnComment, "keys" | "since" | "text">, label: string): string {
   const head = c.text.split("\n")[0] ?? "";
-  const said = c.text.replace(/\n*<sub>dissent · raised in [^\n]*<\/sub>\s*$/, "").trim();
+  const said = c.text.trim(); // what it said, with when it was raised
   return [
-    findingMarker(key, c.id, "resolved", c.since),
+    findingMarker(key, c.keys, "resolved", c.since),
     `✅ **Resolved in ${label}**: its review no longer raises this.`,
     "",
     `<details><summary>${quoteLine(head.replace(/\*\*/g, "").replace(/`/g, ""), 200)}</summary>`,
@@ -164,7 +198,8 @@ export async function postRoundReview(port: PullRequestPort, r: RoundReview, war
   const out: PostedReview = { review: null, event: null, inline: [], inBody: [], updated: [], resolved: [], dismissed: [], fallbacks: [] };
   const [reviews, comments] = await Promise.all([port.reviews(pull), port.reviewComments(pull)]);
   const own = ownComments(key, comments, reviews);
-  const files = r.diff !== null ? parseDiff(r.diff) : [];
+  const onDiff = r.diff !== null && commit !== null;
+  const files = onDiff && r.diff !== null ? parseDiff(r.diff) : [];
   const min = SEVERITY_RANK[r.settings.inlineMinSeverity];
 
   // Each finding: its earlier comment updated, a new inline comment, or a line of the body.
@@ -172,31 +207,32 @@ export async function postRoundReview(port: PullRequestPort, r: RoundReview, war
   const inBody: ReviewFinding[] = [];
   const stillOpen: string[] = [];
   const updates: { c: OwnComment; body: string; kind: "updated" | "resolved" }[] = [];
+  const claimed = new Set<OwnComment>();
   for (const f of r.findings) {
-    const earlier = own.get(f.id);
+    const earlier = earlierOf(f, own, claimed);
     if (earlier) {
-      updates.push({ c: earlier, body: openComment(key, f, earlier.since || label, label), kind: "updated" });
+      claimed.add(earlier);
+      updates.push({ c: earlier, body: openComment(key, f, earlier.since || label, label, earlier.state === "resolved"), kind: "updated" });
       stillOpen.push(f.id);
       continue;
     }
-    const at = r.diff !== null && SEVERITY_RANK[f.severity] >= min && inline.length < MAX_INLINE_COMMENTS ? locateQuote(files, f.evidence) : undefined;
+    const at = onDiff && SEVERITY_RANK[f.severity] >= min && inline.length < MAX_INLINE_COMMENTS ? locateQuote(files, f.evidence) : undefined;
     if (at) inline.push({ f, at });
     else inBody.push(f);
   }
-  const raised = new Set(r.findings.map((f) => f.id));
-  for (const c of own.values()) if (!raised.has(c.id) && c.state === "open") updates.push({ c, body: resolvedComment(key, c, label), kind: "resolved" });
+  for (const c of own) if (!claimed.has(c) && c.state === "open") updates.push({ c, body: resolvedComment(key, c, label), kind: "resolved" });
 
   for (const u of updates) {
     if (u.c.ref.body === u.body) {
-      (u.kind === "updated" ? out.updated : out.resolved).push(u.c.id);
+      (u.kind === "updated" ? out.updated : out.resolved).push(u.c.keys.id);
       continue;
     }
     const done = await port.updateReviewComment(u.c.ref.id, u.body);
     if (isRefused(done)) {
-      warn?.(`could not update dissent's comment on ${u.c.id} in pull request #${pull} (GitHub: ${done.refused} ${done.errors.join("; ")})`);
+      warn?.(`could not update dissent's comment on ${u.c.keys.id} in pull request #${pull} (GitHub: ${done.refused} ${done.errors.join("; ")})`);
       continue;
     }
-    (u.kind === "updated" ? out.updated : out.resolved).push(u.c.id);
+    (u.kind === "updated" ? out.updated : out.resolved).push(u.c.keys.id);
   }
 
   const marker = reviewMarker(key, r.round.token);
@@ -217,7 +253,7 @@ export async function postRoundReview(port: PullRequestPort, r: RoundReview, war
         body: openComment(key, f, label, label),
       }));
     for (let tries = 0; tries < 3; tries++) {
-      const made = await port.createReview(pull, { commitId: commit, body: bodyOf(), event, comments: commentsOf() });
+      const made = await port.createReview(pull, { ...(commit !== null ? { commitId: commit } : {}), body: bodyOf(), event, comments: commentsOf() });
       if (!isRefused(made)) {
         out.review = made.id;
         out.event = event;
@@ -225,12 +261,15 @@ export async function postRoundReview(port: PullRequestPort, r: RoundReview, war
       }
       const why = made.errors.join("; ") || `status ${made.refused}`;
       if (event === "REQUEST_CHANGES" && /own pull request/i.test(why)) {
-        out.fallbacks.push(`GitHub refuses a change request on the token's own pull request: commented instead`);
+        out.fallbacks.push({ kind: "own_pull_request", detail: "GitHub refuses a change request on the token's own pull request: commented instead" });
         event = "COMMENT";
         continue;
       }
       if (placed.length) {
-        out.fallbacks.push(`GitHub could not place the inline comments (${quoteLine(why, 200)}): they are in the review's body`);
+        out.fallbacks.push({
+          kind: "inline_refused",
+          detail: `GitHub could not place the inline comments (${quoteLine(why, 200)}): they are in the review's body`,
+        });
         placed = [];
         continue;
       }

@@ -1,6 +1,6 @@
 import { callBudget } from "../adversarial/budget.js";
-import type { RoundProgress } from "../adversarial/retry-loop.js";
-import type { ImplementConfig } from "../contracts/config.js";
+import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
+import type { ImplementConfig, ReviewSettings } from "../contracts/config.js";
 import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, DissentError, isFatal, UsageError } from "../errors.js";
@@ -23,6 +23,8 @@ import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent } from "./ledger.js";
 import { renderPrBody } from "./pr-body.js";
+import { LivePullRequest } from "./pr-live.js";
+import { isGithubTracker } from "../trackers/github.js";
 import { attemptStory } from "./story.js";
 import { REVIEW_STAGE, reviewImplementation } from "./review-stage.js";
 import { REVIEW_CRITICS } from "./roles.js";
@@ -62,6 +64,8 @@ export interface ImplementDeps {
   lease?: { ttlMs?: number; renewMs?: number };
   onProgress?: (p: ImplementProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** On GitHub with `open_pr`: the review settings and the dashboard's address (docs/adr/037); defaults when unset. */
+  pullRequest?: { review: ReviewSettings; dashboardUrl: string | null };
 }
 
 /** One attempt as `issue implement --json` reports it. */
@@ -229,6 +233,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   const labels = new LabelSession(deps.tracker, id, issue.labels, (e) => store.append([e]));
   const ledger = await readLedger(store, id);
   const run = ledger.run;
+  let live: LivePullRequest | undefined;
   try {
     await stopInterrupted(store, id, deps.warn);
     const spent = await lifetimeUsage(store, id);
@@ -255,6 +260,22 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       artifacts: { plan, ...(criteria.length ? { acceptance_criteria: renderCriteria(criteria) } : {}) },
       ...(project ? { project } : {}),
     });
+    // On GitHub: each attempt pushed and checked as it is made, each round's review on the pull request (docs/adr/037).
+    live =
+      settings.openPr && isGithubTracker(deps.tracker)
+        ? await LivePullRequest.open({
+            port: deps.tracker.pullRequests(),
+            issueId: id,
+            clone: worktree,
+            repo,
+            remote: settings.remote,
+            secrets,
+            review: deps.pullRequest?.review ?? { inlineMinSeverity: "MEDIUM", event: "COMMENT" },
+            dashboardUrl: deps.pullRequest?.dashboardUrl ?? null,
+            criteria,
+            ...(deps.warn ? { warn: deps.warn } : {}),
+          })
+        : undefined;
     const byId = (a: Concern, b: Concern) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const tracked = (await store.state(id)).pending_concerns.filter((c) => c.must_address_by === "implement").sort(byId);
 
@@ -265,7 +286,11 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     const attempt = async (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined): Promise<DiffArtifact> => {
       const known = attempts.get(n);
       deps.onProgress?.({ kind: "attempt", attempt: n, replayed: known !== undefined });
-      if (known) return replay(worktree, known, settings.testCommand, deps.redact, secrets);
+      if (known) {
+        const replayed = await replay(worktree, known, settings.testCommand, deps.redact, secrets);
+        await live?.attempt(replayed);
+        return replayed;
+      }
       try {
         checkAgentCeilings(id, settings, attemptsEver, agentMs);
         // The review of this attempt needs its critics' calls: an attempt whose review the budget cannot pay is not started.
@@ -333,6 +358,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           done.escaped,
         );
       }
+      await live?.attempt(a);
       return a;
     };
 
@@ -354,7 +380,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       ...(deps.warn ? { warn: deps.warn } : {}),
       onProgress: (progress) => deps.onProgress?.({ kind: "review", progress }),
       ...(deps.onVote ? { onVote: deps.onVote } : {}),
+      ...(live ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => live?.round(r, verdicts) } : {}),
     });
+    await live?.settle();
     const { result } = review;
     if (result.artifact === undefined) {
       await labels.moveTo("dissent-ready"); // nothing was tried: the issue is as ready as before
@@ -409,7 +437,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         draft: critical,
       });
       pr = { where: "github", number: opened.number, url: opened.url, draft: critical, updated: opened.updated };
+      await live?.opened(opened.number);
     }
+    await live?.settle();
     await store.append([
       {
         type: "PullRequestOpened",
@@ -442,6 +472,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       calls: meter.now().calls,
     };
   } catch (e) {
+    await live?.failed(e);
     if (AgentEscaped.isInstance(e)) {
       // The run is over: a person looks at what the agent touched before anything goes on.
       const escaped: NewEvent = { type: "ImplementFailed", issue_id: id, run, cycle: row.cycle, attempt: 1, error: e.message, retry_at: null, final: true };

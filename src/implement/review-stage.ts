@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { AdversarialRetryLoop, type Critic, type CostedProducer, type LoopResult, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
+import {
+  AdversarialRetryLoop,
+  type Critic,
+  type CostedProducer,
+  type LoopResult,
+  type RoundProgress,
+  type RoundReport,
+  type Verifier,
+} from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { StageSpec } from "../adversarial/loop-state.js";
 import type { Concern } from "../contracts/concern.js";
@@ -70,6 +78,8 @@ export interface ReviewDeps {
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** Told of each tallied round with review.acceptance's verdicts on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
+  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => void;
 }
 
 /** The stage's result, the events to commit with it, and the acceptance verdicts on the final diff. */
@@ -233,6 +243,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+      ...(deps.onRound ? { onRound: (r: RoundReport<DiffArtifact>) => deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? []) } : {}),
     });
   } finally {
     await Promise.all(started);

@@ -110,6 +110,32 @@ describe("home and relative paths", () => {
   });
 });
 
+describe("the review on a pull request (review:, serve.public_url)", () => {
+  it("defaults: MEDIUM and above inline, COMMENT, no dashboard link", () => {
+    s.write("dissent.config.yaml", minimal("m"));
+    const c = loadConfig({ env: {}, cwd: s.dir });
+    expect(c.review).toEqual({ inlineMinSeverity: "MEDIUM", event: "COMMENT" });
+    expect(c.serve.publicUrl).toBeNull();
+  });
+
+  it("set: the threshold, REQUEST_CHANGES, and the dashboard's address without its trailing slash", () => {
+    s.write(
+      "dissent.config.yaml",
+      minimal("m", "review: { inline_min_severity: HIGH, event: REQUEST_CHANGES }\nserve: { public_url: https://dissent.example.com/ }\n"),
+    );
+    const c = loadConfig({ env: {}, cwd: s.dir });
+    expect(c.review).toEqual({ inlineMinSeverity: "HIGH", event: "REQUEST_CHANGES" });
+    expect(c.serve.publicUrl).toBe("https://dissent.example.com");
+  });
+
+  it("APPROVE is no event dissent sends, and a public_url must be http(s): errors naming the key", () => {
+    s.write("dissent.config.yaml", minimal("m", "review: { event: APPROVE }\n"));
+    expect(configError(() => loadConfig({ env: {}, cwd: s.dir })).message).toMatch(/review\.event/);
+    s.write("dissent.config.yaml", minimal("m", "serve: { public_url: ftp://x.example.com }\n"));
+    expect(configError(() => loadConfig({ env: {}, cwd: s.dir })).message).toMatch(/serve\.public_url/);
+  });
+});
+
 describe("config errors name the file and the line", () => {
   it("bad YAML: file and line of the error", () => {
     const text = "seed: 7\nproviders:\n  local: { type: openai-compatible\nroutes: {}\n";

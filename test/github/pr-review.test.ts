@@ -202,7 +202,7 @@ describe("a review round on the pull request", () => {
     const human = w.gh.addReviewComment(w.pull, {
       path: "src/sum.js",
       line: 4,
-      body: "<!-- dissent:finding key=issue-1 id=IMPLEMENT-CORRECTNESS-009 state=open since=attempt%201 -->\nAgreed, and I copied dissent's marker.",
+      body: "<!-- dissent:finding key=issue-1 id=IMPLEMENT-CORRECTNESS-009 fp=- q=- state=open since=attempt%201 -->\nAgreed, and I copied dissent's marker.",
       login: "maintainer-mia",
     });
     const humanBefore = { ...human };
@@ -214,7 +214,9 @@ describe("a review round on the pull request", () => {
     expect(ours).toHaveLength(2); // nothing piled on
     const fixed = ours.find((c) => c.body.includes(`id=${SUBTRACTS.id} `))?.body ?? "";
     expect(fixed).toMatch(
-      new RegExp(`^<!-- dissent:finding key=issue-1 id=${SUBTRACTS.id} state=resolved since=attempt%201 -->\n✅ \\*\\*Resolved in attempt 2\\*\\*`),
+      new RegExp(
+        `^<!-- dissent:finding key=issue-1 id=${SUBTRACTS.id} fp=\\S+ q=\\S+ state=resolved since=attempt%201 -->\n✅ \\*\\*Resolved in attempt 2\\*\\*`,
+      ),
     );
     expect(fixed).toContain("sum subtracts its arguments"); // what it said, kept
     const still = ours.find((c) => c.body.includes(`id=${INJECTION.id} `))?.body ?? "";
@@ -243,7 +245,7 @@ describe("a review round on the pull request", () => {
     const c1 = { sha: own.gh.pulls.get(own.pull)?.sha ?? "", diff: git(own.repo, "diff", "--no-color", own.base, "HEAD") };
     const posted = await postRoundReview(own.port, round(own, c1, 1, [SUBTRACTS], { ...SETTINGS, event: "REQUEST_CHANGES" }));
     expect(posted.event).toBe("COMMENT");
-    expect(posted.fallbacks).toEqual([expect.stringContaining("own pull request")]);
+    expect(posted.fallbacks).toEqual([{ kind: "own_pull_request", detail: expect.stringContaining("own pull request") }]);
     expect(own.gh.reviews.map((r) => r.state)).toEqual(["COMMENTED"]);
 
     const theirs = await world({ author: "contributor-cai" });
@@ -263,7 +265,7 @@ describe("a review round on the pull request", () => {
     const posted = await postRoundReview(w.port, round(w, { sha, diff: stale }, 1, [SUBTRACTS]));
     expect(posted.inline).toEqual([]);
     expect(posted.inBody).toEqual([SUBTRACTS.id]);
-    expect(posted.fallbacks).toEqual([expect.stringContaining("Line could not be resolved")]);
+    expect(posted.fallbacks).toEqual([{ kind: "inline_refused", detail: expect.stringContaining("Line could not be resolved") }]);
     expect(w.gh.reviews).toHaveLength(1);
     expect(w.gh.reviewComments).toEqual([]);
     expect(w.gh.reviews[0]?.body).toContain(`**${SUBTRACTS.id}** CRITICAL`);

@@ -2,9 +2,6 @@ import { isRefused, type CheckRunFields, type PullRef, type PullRequestPort, typ
 import type { GithubSession } from "./client.js";
 import { statusOf } from "./errors.js";
 
-/** The most reviews and review comments read of one pull request (100 a page; docs/limits.md). */
-export const MAX_REVIEW_PAGES = 10;
-
 /** What GitHub said when it refused: the `errors` of a 422 (strings or objects), else its message. */
 function said(e: unknown): string[] {
   const data = (e as { response?: { data?: unknown } }).response?.data;
@@ -86,7 +83,7 @@ export function pullRequestPort(s: GithubSession, repoName: string): PullRequest
       const all = await s.pages(`reading the reviews of pull request #${pull}`, (gh, request) =>
         gh.rest.pulls.listReviews({ owner, repo, pull_number: pull, per_page: 100, request }),
       );
-      return all.slice(0, MAX_REVIEW_PAGES * 100).map((r) => ({
+      return all.map((r) => ({
         id: r.id,
         login: r.user?.login ?? "",
         state: r.state,
@@ -98,7 +95,7 @@ export function pullRequestPort(s: GithubSession, repoName: string): PullRequest
       const all = await s.pages(`reading the review comments of pull request #${pull}`, (gh, request) =>
         gh.rest.pulls.listReviewComments({ owner, repo, pull_number: pull, per_page: 100, request }),
       );
-      return all.slice(0, MAX_REVIEW_PAGES * 100).map((c) => ({
+      return all.map((c) => ({
         id: c.id,
         login: c.user?.login ?? "",
         body: c.body ?? "",
@@ -118,7 +115,7 @@ export function pullRequestPort(s: GithubSession, repoName: string): PullRequest
               owner,
               repo,
               pull_number: pull,
-              commit_id: r.commitId,
+              ...(r.commitId ? { commit_id: r.commitId } : {}),
               body: r.body,
               event: r.event,
               comments: r.comments.map((c) => ({ ...c })),
