@@ -262,7 +262,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     });
     // On GitHub: each attempt pushed and checked as it is made, each round's review on the pull request (docs/adr/037).
     live =
-      settings.openPr && isGithubTracker(deps.tracker)
+      settings.openPr && isGithubTracker(deps.tracker) && typeof deps.tracker.pullRequests === "function"
         ? await LivePullRequest.open({
             port: deps.tracker.pullRequests(),
             issueId: id,

@@ -5,9 +5,11 @@
  * per round with inline comments on the lines the findings quote, resolves them as later attempts
  * fix them, never touches a person's comment, and keeps a `dissent` check on every attempt's commit.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { GithubDouble } from "../support/github-double.js";
-import { gitIn, implementWorld, plannedOnGithub, type ImplementWorld } from "../support/implement-world.js";
+import { agentProcesses, gitIn, implementWorld, plannedOnGithub, type ImplementWorld } from "../support/implement-world.js";
+import { startDissent, until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -120,6 +122,29 @@ describe("issue implement's review on the pull request", () => {
       "failure",
       "success",
     ]);
+  });
+
+  it("kill -9 mid-attempt, then the run resumed: attempt 1's check is found again on its commit, and each round's review is posted once", async () => {
+    const { w, gh, env } = await onGithub("pause-second");
+    const killed = startDissent(["issue", "implement", "1"], {
+      cwd: w.dir,
+      env: { DISSENT_HOME: w.home, AGENT_MODE: "pause-second", AGENT_LOG: w.agentLog, ...env },
+    });
+    await until(() => existsSync(w.agentLog) && /paused \d+/.test(readFileSync(w.agentLog, "utf8")), 120_000);
+    const first = gitIn(w.origin, "rev-parse", "dissent/issue-1").trim(); // attempt 1, pushed as it was made
+    await until(() => gh.checkRuns.some((c) => c.head_sha === first && c.status === "completed"), 60_000);
+    expect(gh.checkRuns.find((c) => c.head_sha === first)?.conclusion).toBe("failure");
+    killed.child.kill("SIGKILL");
+    await killed.done;
+    await until(() => agentProcesses(w.agentLog).length === 0, 15_000);
+    writeFileSync(`${w.agentLog}.release`, "");
+
+    const { out } = await implement(w, env);
+    expect(out.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+    expect(gh.checkRuns.filter((c) => c.head_sha === first)).toHaveLength(1); // found again, not a second one
+    expect(gh.checkRuns.find((c) => c.head_sha === first)?.history).toEqual(["in_progress", "completed:failure", "in_progress", "completed:failure"]);
+    const rounds = gh.reviews.filter((r) => r.pull === out.pull_request.number).map((r) => /round=(\d+)/.exec(r.body)?.[1]);
+    expect(rounds).toEqual(["1", "2"]);
   });
 
   it("with a personal access token the verdicts go on the commits as commit statuses; review.event REQUEST_CHANGES on the token's own pull request comments", async () => {
