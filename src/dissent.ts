@@ -521,7 +521,17 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       await ready(COMMANDS.implement, { issueId }, mode);
       const deps = await issueDeps(o);
       return traced(COMMANDS.implement, { issueId }, { mode, onProgress: o.onProgress }, (calls, hooks) =>
-        implement(issueId, { ...deps, calls, settings, home: config.home, env, redact, secrets: redact.secrets, ...hooks }),
+        implement(issueId, {
+          ...deps,
+          calls,
+          settings,
+          home: config.home,
+          env,
+          redact,
+          secrets: redact.secrets,
+          pullRequest: { review: config.review, dashboardUrl: config.serve.publicUrl },
+          ...hooks,
+        }),
       );
     },
 

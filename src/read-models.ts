@@ -10,7 +10,9 @@ import type {
   AuditRunPage,
   Estimator,
   IssueDetail,
+  IssueListStatus,
   IssuePage,
+  IssueStatus,
   IssueSummary,
   RoundDetail,
   StageRoundsPage,
@@ -31,6 +33,13 @@ export { EventIndex } from "./read-models/event-index.js";
 
 const isRunning = (labels: readonly string[]) => TRANSIENT_LABELS.some((l) => labels.includes(l));
 
+/** A ready plan stays `ready` in the store while it is implemented: the label says how far it went (docs/issue.md). */
+function listStatus(status: IssueStatus, labels: readonly string[]): IssueListStatus {
+  if (status !== "ready") return status;
+  const state = stateOf(labels);
+  return state === "dissent-implementing" ? "implementing" : state === "dissent-review" ? "in_review" : status;
+}
+
 /**
  * `issue list` and the board: one row per issue of the tracker. `unpriced` says whether an issue's
  * current cycle had a network call of unknown price (then its dollars are null, never 0); without
@@ -48,7 +57,7 @@ export async function listIssues(store: Store, tracker: Tracker, unpriced?: (iss
       title: i.title,
       labels: i.labels,
       state: stateOf(i.labels),
-      status: plan?.status ?? "new",
+      status: listStatus(plan?.status ?? "new", i.labels),
       route: plan?.route ?? null,
       cycle: plan?.cycle ?? 0,
       pending_concerns: state.pending_concerns.length,

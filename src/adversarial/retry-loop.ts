@@ -101,6 +101,8 @@ export interface RoundReport<A> {
   critics: { role: string; findings: readonly Finding[]; failed?: string }[];
   secondOpinions: { concern: Concern; opinion: Opinion }[];
   blocking: readonly Concern[];
+  /** The round's advice: grounded concerns that do not block (a lone HIGH no second opinion backed among them). */
+  advisory?: readonly Concern[];
 }
 
 /** What one run of the loop works in: the issue, its cycle, the budget, where events go, ids for new concerns. */
@@ -247,7 +249,7 @@ export class AdversarialRetryLoop<A> {
         return f ? { role: c.role, findings: [], failed: f.error } : { role: c.role, findings: votes.find((v) => v.role === c.role)?.findings ?? [] };
       });
     if (this.critics.length > 0 && failures === this.critics.length) {
-      ctx.onRound?.({ round, artifact: state.artifact as A, critics: critics(), secondOpinions: [], blocking: [] });
+      ctx.onRound?.({ round, artifact: state.artifact as A, critics: critics(), secondOpinions: [], blocking: [], advisory: [] });
       state.allFailedInARow++;
       progress({ step: "tallied" });
       if (state.allFailedInARow >= MAX_ALL_FAILED_ROUNDS) state.outcome = "crashed";
@@ -291,6 +293,7 @@ export class AdversarialRetryLoop<A> {
       critics: critics(),
       secondOpinions: t.lone.map((concern, i) => ({ concern, opinion: opinions[i] ?? { kind: "skipped", why: "no_verifier" } })),
       blocking: state.blocking,
+      advisory: state.advisory,
     });
 
     if (state.blocking.length === 0) {

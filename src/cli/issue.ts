@@ -53,7 +53,7 @@ export async function issueList(opts: Common, io: Io): Promise<number> {
         io.stdout(
           table(
             ["id", "status", "pending", "labels", "title"],
-            issues.map((i) => [i.id, i.status, String(i.pending_concerns), i.labels.join(","), i.title]),
+            issues.map((i) => [i.id, i.status.replace("_", " "), String(i.pending_concerns), i.labels.join(","), i.title]),
           ),
         );
       return 0;

@@ -46,6 +46,8 @@ export const DEFAULT_SERVE_MAX_CLIENTS = 256;
 export const DEFAULT_SERVE_CLIENT_BUFFER_BYTES = 256 * 1024;
 /** Default `serve.estimate_at`: the list price the dashboard estimates calls of unknown price at. */
 export const DEFAULT_SERVE_ESTIMATE_AT = "openai:gpt-4o-mini";
+/** Default `review.inline_min_severity`: MEDIUM and above become inline comments on the pull request; LOW stays in the review's body. */
+export const DEFAULT_REVIEW_INLINE_MIN_SEVERITY = "MEDIUM";
 /** Default `budget.max_cycles_per_issue`. */
 export const DEFAULT_MAX_CYCLES_PER_ISSUE = 3;
 
@@ -322,7 +324,8 @@ export function configFromObject(value: unknown, opts: { env: Record<string, str
 export function buildConfig(file: ConfigFile, at: { source: string; baseDir: string; env: Record<string, string | undefined>; cwd: string }): Config {
   const { source, baseDir, env, cwd } = at;
   const envHome = env.DISSENT_HOME;
-  const home = envHome ? resolve(cwd, envHome) : file.home ? resolve(baseDir, file.home) : resolve(cwd, ".dissent");
+  // Without DISSENT_HOME or home:, state lives beside the config file (`--config` from another folder opens that project's store), else in the cwd.
+  const home = envHome ? resolve(cwd, envHome) : resolve(baseDir, file.home ?? ".dissent");
   const maxCalls = file.budget?.max_calls_per_issue ?? DEFAULT_MAX_CALLS_PER_ISSUE;
   if (maxCalls < MIN_CALLS_PER_ISSUE) {
     throw new ConfigError(
@@ -377,6 +380,11 @@ export function buildConfig(file: ConfigFile, at: { source: string; baseDir: str
       maxClients: file.serve?.max_clients ?? DEFAULT_SERVE_MAX_CLIENTS,
       clientBufferBytes: file.serve?.client_buffer_bytes ?? DEFAULT_SERVE_CLIENT_BUFFER_BYTES,
       estimateAt: file.serve?.estimate_at === false ? null : (file.serve?.estimate_at ?? DEFAULT_SERVE_ESTIMATE_AT),
+      publicUrl: file.serve?.public_url?.replace(/\/+$/, "") ?? null,
+    },
+    review: {
+      inlineMinSeverity: file.review?.inline_min_severity ?? DEFAULT_REVIEW_INLINE_MIN_SEVERITY,
+      event: file.review?.event ?? "COMMENT",
     },
     maxReplyBytes: file.max_reply_bytes ?? DEFAULT_MAX_REPLY_BYTES,
     mcp: { maxMessageBytes: file.mcp?.max_message_bytes ?? DEFAULT_MCP_MAX_MESSAGE_BYTES },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SEVERITIES, type Severity } from "./concern.js";
 import { lazySchema } from "./lazy-schema.js";
 
 const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name");
@@ -168,6 +169,12 @@ export interface ImplementConfig {
   maxAgentMsPerIssue: number;
 }
 
+/** `review:` resolved: what becomes an inline comment, and the review's event (docs/configuration.md). */
+export interface ReviewSettings {
+  inlineMinSeverity: Severity;
+  event: "COMMENT" | "REQUEST_CHANGES";
+}
+
 /** The least budget a load-bearing issue needs: the gate call, one round of every stage (5+5+5+2) and the reviewer. */
 export const MIN_CALLS_PER_ISSUE = 19;
 
@@ -280,6 +287,23 @@ export const ConfigFile = lazySchema(() =>
           estimate_at: z
             .union([z.string().regex(/^[^:\s]+:\S+$/, 'give "provider:model" of the price table, e.g. openai:gpt-4o-mini'), z.literal(false)])
             .optional(),
+          /** Where people reach the dashboard (`https://dissent.example.com`): the check on a pull request links to the issue's page there. */
+          public_url: z
+            .string()
+            .url()
+            .max(2000)
+            .regex(/^https?:\/\//, "must be an http(s) URL")
+            .optional(),
+        })
+        .strict()
+        .optional(),
+      /** The review on the pull request (docs/implement.md "On the pull request"): what becomes an inline comment, and the review's event. */
+      review: z
+        .object({
+          /** The least severity of a finding placed as an inline comment on its line; the rest are listed in the review's body. */
+          inline_min_severity: z.enum(SEVERITIES).optional(),
+          /** COMMENT, or REQUEST_CHANGES while a finding blocks (never APPROVE); GitHub refuses a change request on the token's own pull request — then COMMENT. */
+          event: z.enum(["COMMENT", "REQUEST_CHANGES"]).optional(),
         })
         .strict()
         .optional(),
@@ -352,8 +376,10 @@ export interface Config {
   modelsDir: string;
   offline: boolean;
   logContent: boolean;
-  /** `serve:` — the event stream's bounds (docs/limits.md). */
-  serve: { maxClients: number; clientBufferBytes: number; estimateAt: string | null };
+  /** `serve:` — the event stream's bounds (docs/limits.md); `publicUrl`, where people reach the dashboard (null: unset). */
+  serve: { maxClients: number; clientBufferBytes: number; estimateAt: string | null; publicUrl: string | null };
+  /** `review:` — the review dissent posts on a pull request (docs/implement.md). */
+  review: ReviewSettings;
   /** `max_reply_bytes` for providers that set none (docs/limits.md). */
   maxReplyBytes: number;
   /** `dissent mcp`: the largest message a client may send (`mcp.max_message_bytes`, docs/limits.md). */

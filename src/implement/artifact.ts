@@ -27,9 +27,10 @@ export interface DiffArtifact {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** The one line that says how the tests ended: quoted by a failing-test concern. */
-export function testLine(a: Pick<DiffArtifact, "test" | "testCommand">): string {
+export function testLine(a: Pick<DiffArtifact, "test" | "testCommand"> & { outcome?: AttemptOutcome }): string {
   const t = a.test;
-  if (!t || !a.testCommand) return "Tests: no test_command is configured.";
+  if (!a.testCommand) return "Tests: no test_command is configured.";
+  if (!t) return `Tests: \`${a.testCommand}\` was not run: ${a.outcome === "no_changes" ? "the attempt changed nothing" : "the attempt was stopped first"}.`;
   if (t.timed_out) return `Tests: \`${a.testCommand}\` timed out after ${seconds(t.duration_ms)} and was stopped.`;
   if (t.exit_code === 0) return `Tests: \`${a.testCommand}\` passed (exit 0).`;
   return `Tests: \`${a.testCommand}\` failed (exit ${t.exit_code ?? t.signal}).`;

@@ -1,3 +1,4 @@
+import type { Critic } from "../adversarial/retry-loop.js";
 import type { Finding } from "../contracts/concern.js";
 import { agentLine, secretLine, testLine, type DiffArtifact } from "./artifact.js";
 
@@ -53,4 +54,16 @@ export function attemptChecks(a: DiffArtifact): Finding[] {
     });
   }
   return out;
+}
+
+/**
+ * A model critic that is not asked about an attempt that changed nothing (docs/implement.md): there
+ * is no diff to read, dissent's own check already blocks it, and the call would be paid for nothing.
+ */
+export function skipEmpty(critic: Critic<DiffArtifact>): Critic<DiffArtifact> {
+  return {
+    ...critic,
+    calls: async (a, review) => (a.outcome === "no_changes" ? 0 : critic.calls ? critic.calls(a, review) : 1),
+    review: async (a, review) => (a.outcome === "no_changes" ? { findings: [] } : critic.review(a, review)),
+  };
 }

@@ -1,6 +1,6 @@
 import type { CodeSource } from "../pipeline/code-context.js";
-import type { RoundProgress } from "../adversarial/retry-loop.js";
-import type { ImplementConfig } from "../contracts/config.js";
+import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
+import type { ImplementConfig, ReviewSettings } from "../contracts/config.js";
 import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, UsageError } from "../errors.js";
@@ -18,6 +18,9 @@ import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent, type ImplementLedger } from "./ledger.js";
 import { renderPrBody } from "./pr-body.js";
+import { LivePullRequest } from "./pr-live.js";
+import { isGithubTracker } from "../trackers/github.js";
+import { attemptStory } from "./story.js";
 import { REVIEW_STAGE, reviewImplementation } from "./review-stage.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { renderTask } from "./task.js";
@@ -58,6 +61,8 @@ export interface ImplementDeps {
   lease?: { ttlMs?: number; renewMs?: number };
   onProgress?: (p: ImplementProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** On GitHub with `open_pr`: the review settings and the dashboard's address (docs/adr/037); defaults when unset. */
+  pullRequest?: { review: ReviewSettings; dashboardUrl: string | null };
 }
 
 /** One attempt as `issue implement --json` reports it. */
@@ -215,6 +220,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
   const sandbox = openSandbox(settings.sandbox, (m) => deps.warn?.(m), deps.env);
   const project = await deps.project?.();
   const code = await deps.code?.();
+  let live: LivePullRequest | undefined;
   // The lease, the ceilings, the budget, the meter and the one door: the issue-run kernel's; the agent's ceilings and an escape are implement's.
   const kernel = {
     store,
@@ -234,6 +240,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       if (!ledger.resuming) checkAgentCeilings(id, settings, ledger.attemptsEver, ledger.agentMsEver);
     },
     onError: async (e: unknown, { first: ledger, labels }: { first: ImplementLedger | undefined; labels?: LabelSession }) => {
+      await live?.failed(e);
       if (!AgentEscaped.isInstance(e) || !ledger || !labels) return;
       // The run is over: a person looks at what the agent touched before anything goes on.
       const escaped: NewEvent = {
@@ -267,6 +274,22 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       artifacts: { plan, ...(criteria.length ? { acceptance_criteria: renderCriteria(criteria) } : {}) },
       ...(project ? { project } : {}),
     });
+    // On GitHub: each attempt pushed and checked as it is made, each round's review on the pull request (docs/adr/037).
+    live =
+      settings.openPr && isGithubTracker(deps.tracker) && typeof deps.tracker.pullRequests === "function"
+        ? await LivePullRequest.open({
+            port: deps.tracker.pullRequests(),
+            issueId: id,
+            clone: worktree,
+            repo,
+            remote: settings.remote,
+            secrets,
+            review: deps.pullRequest?.review ?? { inlineMinSeverity: "MEDIUM", event: "COMMENT" },
+            dashboardUrl: deps.pullRequest?.dashboardUrl ?? null,
+            criteria,
+            ...(deps.warn ? { warn: deps.warn } : {}),
+          })
+        : undefined;
     const byId = (a: Concern, b: Concern) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     const tracked = (await store.state(id)).pending_concerns.filter((c) => c.must_address_by === "implement").sort(byId);
 
@@ -277,7 +300,11 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     const attempt = async (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined): Promise<DiffArtifact> => {
       const known = attempts.get(n);
       deps.onProgress?.({ kind: "attempt", attempt: n, replayed: known !== undefined });
-      if (known) return replay(worktree, known, settings.testCommand, deps.redact, secrets);
+      if (known) {
+        const replayed = await replay(worktree, known, settings.testCommand, deps.redact, secrets);
+        await live?.attempt(replayed);
+        return replayed;
+      }
       try {
         checkAgentCeilings(id, settings, attemptsEver, agentMs);
         // The review of this attempt needs its critics' calls: an attempt whose review the budget cannot pay is not started.
@@ -344,6 +371,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           { paths: done.escaped, attempt: n },
         );
       }
+      await live?.attempt(a);
       return a;
     };
 
@@ -360,12 +388,15 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       criteria,
       tracked,
       concernId: (fp, phase, role) => cycle.concernId(tracked, fp, phase, role),
-      attempt,
+      // The loop's round r is the issue's attempt attemptsBefore + r (numbered over the issue's life).
+      attempt: (round, blocking, previous) => attempt(ledger.attemptsBefore + round, blocking, previous),
       now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       onProgress: (progress) => deps.onProgress?.({ kind: "review", progress }),
       ...(deps.onVote ? { onVote: deps.onVote } : {}),
+      ...(live ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => live?.round(r, verdicts) } : {}),
     });
+    await live?.settle();
     const { result } = review;
     if (result.artifact === undefined) {
       await labels.moveTo("dissent-ready"); // nothing was tried: the issue is as ready as before
@@ -394,6 +425,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       attempts: attempts.size,
       stage: stageRun,
       pending,
+      story: attemptStory(await store.events({ issueId: id, types: ["ImplementAttemptStarted", "ImplementAttempt", "ConcernBlocked"] })),
       ...(leaked.length || out.guard ? { secrets: { attempts: leaked.sort((a, b) => a - b), ...(out.guard ? { guard: out.guard } : {}) } } : {}),
     });
     await store.transaction((tx) => tx.putArtifact(id, cycle.number, "pull_request", body));
@@ -416,7 +448,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         draft: critical,
       });
       pr = { where: "github", number: opened.number, url: opened.url, draft: critical, updated: opened.updated };
+      await live?.opened(opened.number);
     }
+    await live?.settle();
     await store.append([
       {
         type: "PullRequestOpened",

@@ -12,6 +12,12 @@ export interface ImplementLedger {
   resuming: boolean;
   /** Attempts of `run` already recorded, by number. */
   recorded: Map<number, AttemptEvent>;
+  /**
+   * The number of the run's first attempt less one: attempts are numbered over the issue's life (the
+   * store's count), so `DISSENT_ATTEMPT`, the task file and the events of a second run go on from the
+   * first's — and a resumed run (a kill, even -9) numbers its attempts as it did before.
+   */
+  attemptsBefore: number;
   /** Attempts over the issue's whole life, and the agent's wall time over them (the ceilings, docs/implement.md). */
   attemptsEver: number;
   agentMsEver: number;
@@ -46,5 +52,19 @@ export async function readLedger(store: Store, issueId: string): Promise<Impleme
   const run = resuming ? last : last + 1;
   const recorded = new Map<number, AttemptEvent>();
   for (const e of events) if (e.type === "ImplementAttempt" && e.run === run) recorded.set(e.attempt, e);
-  return { run, resuming, recorded, attemptsEver, agentMsEver, lastPr };
+  // Earlier runs' attempts: counted, and never below the highest number one of them started (a run that died mid-attempt).
+  let before = 0;
+  let highest = 0;
+  const own: number[] = [];
+  for (const e of events) {
+    if (e.type !== "ImplementAttemptStarted" && e.type !== "ImplementAttempt") continue;
+    if (e.run === run) own.push(e.attempt);
+    else {
+      if (e.type === "ImplementAttempt") before++;
+      highest = Math.max(highest, e.attempt);
+    }
+  }
+  // A run resumed from a store that numbered attempts per run (before issue 33) goes on numbering them so.
+  const attemptsBefore = own.some((n) => n <= Math.max(before, highest)) ? 0 : Math.max(before, highest);
+  return { run, resuming, recorded, attemptsBefore, attemptsEver, agentMsEver, lastPr };
 }

@@ -1,7 +1,9 @@
 import type { Concern, StageRun } from "../contracts/concern.js";
 import { severityText } from "../contracts/severity-text.js";
+import { cutAtWord, demoteHeadings, oneLine, quoteLine } from "../github/markdown.js";
 import type { CriterionCheck } from "./acceptance.js";
 import { testLine, type DiffArtifact } from "./artifact.js";
+import type { AttemptStory } from "./story.js";
 
 /** The hidden marker that finds dissent's pull request body again (docs/implement.md). */
 export const PR_MARKER = "<!-- dissent:pull-request -->";
@@ -23,7 +25,14 @@ export interface PrBodyInput {
   pending: readonly Concern[];
   /** Attempts whose diff held a secret dissent keeps, and what that did to the branch (docs/implement.md#safety). */
   secrets?: { attempts: readonly number[]; guard?: "withheld" | "squashed" };
+  /** Every attempt of the issue's life: what blocked it and the attempt that fixed each (src/implement/story.ts). */
+  story?: readonly AttemptStory[];
 }
+
+/** The most attempts the body tells of (the latest); the rest are counted. */
+const STORY_ATTEMPTS = 20;
+/** The most blockers told per attempt. */
+const STORY_BLOCKERS = 12;
 
 /** The plan's summary: its first paragraphs up to SUMMARY_CHARS, cut at a paragraph. */
 export function planSummary(plan: string): string {
@@ -34,11 +43,45 @@ export function planSummary(plan: string): string {
     out = out ? `${out}\n\n${p}` : p;
     if (out.length >= SUMMARY_CHARS) break;
   }
-  return out.length > SUMMARY_CHARS ? `${out.slice(0, SUMMARY_CHARS).trimEnd()}…` : out;
+  return cutAtWord(out, SUMMARY_CHARS);
 }
 
-const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
-const quoted = (s: string | undefined) => (s ? ` — “${oneLine(s).slice(0, 200)}”` : "");
+const quoted = (s: string | undefined) => (s ? ` — “${quoteLine(s, 200)}”` : "");
+
+const outcomeText = (a: AttemptStory): string => {
+  const tests = a.test_exit_code === null ? "" : a.test_exit_code === 0 ? ", tests passed" : `, tests failed (exit ${a.test_exit_code})`;
+  const what: Record<AttemptStory["outcome"], string> = {
+    tested: "tested",
+    untested: "not tested (no test_command)",
+    agent_failed: "the agent failed",
+    timed_out: "the agent timed out",
+    no_changes: "changed nothing",
+    escaped: "wrote outside its worktree",
+  };
+  return `${what[a.outcome]}${tests}`;
+};
+
+/** The review's history: per attempt, what blocked it and which attempt fixed each blocker (docs/implement.md). */
+function storyLines(story: readonly AttemptStory[]): string[] {
+  const lines = ["", "## Review history", ""];
+  const shown = story.slice(-STORY_ATTEMPTS);
+  if (story.length > shown.length) lines.push(`(${story.length - shown.length} earlier attempts are in \`dissent issue show\`)`, "");
+  for (const [i, a] of shown.entries()) {
+    const next = shown[i + 1];
+    const head = `**Attempt ${a.attempt}** — ${outcomeText(a)}`;
+    if (!a.blocked.length) {
+      lines.push(`- ${head}: nothing blocked it.`);
+      continue;
+    }
+    lines.push(`- ${head}; blocked by:`);
+    for (const b of a.blocked.slice(0, STORY_BLOCKERS)) {
+      const fate = b.fixed_in !== null ? `fixed in attempt ${b.fixed_in}` : next ? `still blocking in attempt ${next.attempt}` : "still open";
+      lines.push(`  - **${b.id}** ${b.severity} (${b.raised_by}): ${quoteLine(b.concern, 160)} — ${fate}`);
+    }
+    if (a.blocked.length > STORY_BLOCKERS) lines.push(`  - …and ${a.blocked.length - STORY_BLOCKERS} more`);
+  }
+  return lines;
+}
 
 /**
  * The pull request's body (docs/implement.md): it closes the issue; the plan's summary; the
@@ -46,7 +89,7 @@ const quoted = (s: string | undefined) => (s ? ` — “${oneLine(s).slice(0, 20
  * its id. The same body is the local tracker's recorded review.
  */
 export function renderPrBody(b: PrBodyInput): string {
-  const lines = [`Closes #${b.issueId}`, "", "## Plan", "", planSummary(b.plan), "", "## Acceptance criteria", ""];
+  const lines = [`Closes #${b.issueId}`, "", "## Plan", "", demoteHeadings(planSummary(b.plan)), "", "## Acceptance criteria", ""];
   if (!b.criteria.length) lines.push("(the plan has no acceptance criteria)");
   for (const [i, c] of b.criteria.entries()) {
     const v = b.verdicts[i];
@@ -77,6 +120,7 @@ export function renderPrBody(b: PrBodyInput): string {
   if (b.last?.test && b.last.test.exit_code !== 0 && b.last.test.output_tail.trim()) {
     lines.push("", "<details><summary>Tail of the test output</summary>", "", "```text", b.last.test.output_tail.trim().slice(-4000), "```", "", "</details>");
   }
+  if (b.story?.length) lines.push(...storyLines(b.story));
   lines.push("", "## Unresolved concerns", "");
   if (!b.pending.length) lines.push("None.");
   for (const c of b.pending) lines.push(`- **${c.id}** ${severityText(c)} (${c.raised_by}): ${oneLine(c.concern)}${quoted(c.evidence)}`);
@@ -84,7 +128,7 @@ export function renderPrBody(b: PrBodyInput): string {
   lines.push(
     "",
     "---",
-    `Reviewed by dissent: ${b.attempts} attempt${b.attempts === 1 ? "" : "s"}, review ${s.outcome} after ${s.rounds} round${s.rounds === 1 ? "" : "s"}, ${s.calls} model call${s.calls === 1 ? "" : "s"}.`,
+    `Reviewed by dissent: ${b.attempts} attempt${b.attempts === 1 ? "" : "s"}${b.story && b.story.length > b.attempts ? ` in this run (${b.story.length} in all)` : ""}, review ${s.outcome} after ${s.rounds} round${s.rounds === 1 ? "" : "s"}, ${s.calls} model call${s.calls === 1 ? "" : "s"}.`,
     PR_MARKER,
   );
   const body = lines.join("\n");

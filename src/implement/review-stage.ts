@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { AdversarialRetryLoop, type Critic, type CostedProducer, type LoopResult, type RoundProgress, type Verifier } from "../adversarial/retry-loop.js";
+import {
+  AdversarialRetryLoop,
+  type Critic,
+  type CostedProducer,
+  type LoopResult,
+  type RoundProgress,
+  type RoundReport,
+  type Verifier,
+} from "../adversarial/retry-loop.js";
 import { VERIFIER_ROLE } from "../adversarial/second-opinion.js";
 import type { StageSpec } from "../adversarial/loop-state.js";
 import type { Concern } from "../contracts/concern.js";
@@ -16,7 +24,7 @@ import type { ArtifactName } from "../pipeline/stages.js";
 import { REVIEW_CRITICS } from "./roles.js";
 import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
 import { diffCodec, type DiffArtifact } from "./artifact.js";
-import { attemptChecks, CHECKS_ROLE } from "./checks.js";
+import { attemptChecks, CHECKS_ROLE, skipEmpty } from "./checks.js";
 import { reviewWatch } from "./reviewed.js";
 
 /** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
@@ -68,12 +76,14 @@ export interface ReviewDeps {
   /** Pending concerns due at implementation: critics see them as tracked. */
   tracked: readonly Concern[];
   concernId: (fingerprint: string, phase: string, role: string) => string;
-  /** Runs (or replays, on resume) attempt `n` given the last round's blocking concerns and artifact. */
+  /** Runs (or replays, on resume) round `n`'s attempt given the last round's blocking concerns and artifact. */
   attempt: (n: number, blocking: readonly Concern[], previous: DiffArtifact | undefined) => Promise<DiffArtifact>;
   now: () => string;
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** Told of each tallied round with review.acceptance's verdicts on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
+  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => void;
 }
 
 /** The stage's result, the events to commit with it, and the acceptance verdicts on the final diff. */
@@ -248,7 +258,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
   const mark = deps.meter.now();
-  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => (c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
+  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => skipEmpty(c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
   const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...models, checks], verifier);
   let result: LoopResult<DiffArtifact>;
   try {
@@ -269,6 +279,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
+      ...(deps.onRound ? { onRound: (r: RoundReport<DiffArtifact>) => deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? []) } : {}),
     });
   } finally {
     await Promise.all(started);

@@ -11,6 +11,9 @@ import type { WikiEntryFields } from "../contracts/wiki.js";
 /** A planning status as the store keeps it (mirrors store/port PlanStatus, kept here free of Node types). */
 export type IssueStatus = "new" | "planning" | "ready" | "needs_replan" | "hitl" | "budget" | "fixed";
 
+/** What `issue list` and the board say an issue is doing: its planning status, or — once its plan is ready — `implementing` or `in_review` as its label says. */
+export type IssueListStatus = IssueStatus | "implementing" | "in_review";
+
 /** An event as served: with `seq`, its order in the store. */
 export type ServedEvent = DissentEvent & { seq: number };
 
@@ -92,7 +95,8 @@ export interface IssueSummary {
   labels: string[];
   /** The board column: the state label the issue carries. */
   state: StateLabel | "none";
-  status: IssueStatus;
+  /** The plan's status; a ready plan being implemented (`dissent-implementing`) or under review (`dissent-review`) says so. */
+  status: IssueListStatus;
   route: "trivial" | "load_bearing" | null;
   cycle: number;
   pending_concerns: number;

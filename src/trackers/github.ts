@@ -8,6 +8,8 @@ import { commentWriter } from "./github/comments.js";
 import { githubError, type GithubErrorContext } from "./github/errors.js";
 import { moveLabels } from "./github/labels.js";
 import { treeReader } from "./github/tree.js";
+import { pullRequestPort } from "./github/pulls.js";
+import type { PullRequestPort } from "../github/pr-port.js";
 import type { GitHubTreeReader } from "../code/types.js";
 import type { MergedClosure, TrackedIssue, Tracker } from "./port.js";
 
@@ -27,6 +29,8 @@ export interface GithubTracker extends Tracker, CommandPort {
    * lists the pull requests of that commit), or null when it is open or was closed another way.
    */
   mergedPullRequest(id: string): Promise<number | null>;
+  /** The repository's pull requests, their reviews, check runs and commit statuses (docs/adr/037). */
+  pullRequests(): PullRequestPort;
 }
 
 /** True for the GitHub tracker. */
@@ -195,6 +199,7 @@ export function githubTracker(config: GithubConfig, env: Record<string, string |
     name: config.repo,
     ...commandPort(session),
     treeReader: () => treeReader(session),
+    pullRequests: () => pullRequestPort(session, config.repo),
     async reply(id, body) {
       const n = issueNumber(id);
       await writeComment(n, REPLY_MARKER, `${REPLY_MARKER}\n${body}\n`);

@@ -82,6 +82,16 @@ describe("home and relative paths", () => {
     expect(c.home).toBe(join(s.dir, "conf", "state"));
   });
 
+  it("with no home:, the store is .dissent beside the config file --config names, not in the cwd", () => {
+    mkdirSync(join(s.dir, "proj"));
+    s.write("proj/dissent.config.yaml", minimal("m"));
+    mkdirSync(join(s.dir, "elsewhere"));
+    const c = loadConfig({ flag: join(s.dir, "proj/dissent.config.yaml"), env: {}, cwd: join(s.dir, "elsewhere") });
+    expect(c.home).toBe(join(s.dir, "proj", ".dissent"));
+    const viaEnv = loadConfig({ env: { DISSENT_CONFIG: "../proj/dissent.config.yaml" }, cwd: join(s.dir, "elsewhere") });
+    expect(viaEnv.home).toBe(join(s.dir, "proj", ".dissent"));
+  });
+
   it("DISSENT_HOME wins over home:", () => {
     s.write("dissent.config.yaml", minimal("m", "home: state\n"));
     const c = loadConfig({ env: { DISSENT_HOME: "env-home" }, cwd: s.dir });
@@ -97,6 +107,32 @@ describe("home and relative paths", () => {
     const c = loadConfig({ flag: "conf/dissent.yaml", env: {}, cwd: s.dir });
     expect(c.policies).toEqual(["No medical dosing advice.", "Be kind."]);
     expect(c.constraints).toEqual(["Answer in under 200 words."]);
+  });
+});
+
+describe("the review on a pull request (review:, serve.public_url)", () => {
+  it("defaults: MEDIUM and above inline, COMMENT, no dashboard link", () => {
+    s.write("dissent.config.yaml", minimal("m"));
+    const c = loadConfig({ env: {}, cwd: s.dir });
+    expect(c.review).toEqual({ inlineMinSeverity: "MEDIUM", event: "COMMENT" });
+    expect(c.serve.publicUrl).toBeNull();
+  });
+
+  it("set: the threshold, REQUEST_CHANGES, and the dashboard's address without its trailing slash", () => {
+    s.write(
+      "dissent.config.yaml",
+      minimal("m", "review: { inline_min_severity: HIGH, event: REQUEST_CHANGES }\nserve: { public_url: https://dissent.example.com/ }\n"),
+    );
+    const c = loadConfig({ env: {}, cwd: s.dir });
+    expect(c.review).toEqual({ inlineMinSeverity: "HIGH", event: "REQUEST_CHANGES" });
+    expect(c.serve.publicUrl).toBe("https://dissent.example.com");
+  });
+
+  it("APPROVE is no event dissent sends, and a public_url must be http(s): errors naming the key", () => {
+    s.write("dissent.config.yaml", minimal("m", "review: { event: APPROVE }\n"));
+    expect(configError(() => loadConfig({ env: {}, cwd: s.dir })).message).toMatch(/review\.event/);
+    s.write("dissent.config.yaml", minimal("m", "serve: { public_url: ftp://x.example.com }\n"));
+    expect(configError(() => loadConfig({ env: {}, cwd: s.dir })).message).toMatch(/serve\.public_url/);
   });
 });
 

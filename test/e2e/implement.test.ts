@@ -133,9 +133,37 @@ describe("issue implement on the local tracker", () => {
     expect(detail.implementation.attempts.map((a) => a.test_exit_code)).toEqual([1, 0]);
     expect(detail.implementation.pull_request.where).toBe("store");
     expect(detail.implementation.body).toMatch(/^Closes #/);
+    // The body tells the story: attempt 1's blockers, each fixed by attempt 2.
+    expect(detail.implementation.body).toMatch(
+      /- \*\*Attempt 1\*\* — tested, tests failed \(exit 1\); blocked by:\n {2}- \*\*\S+\*\* CRITICAL \(review\.correctness\): .+ — fixed in attempt 2/,
+    );
+    expect(detail.implementation.body).toContain("- **Attempt 2** — tested, tests passed: nothing blocked it.");
     const text = await w.run(["events", "--issue", id]);
     expect(text.stdout).toMatch(/ImplementAttempt\s+\S+\s+attempt 1: tested .* tests failed/);
     expect(text.stdout).toMatch(/PullRequestOpened\s+\S+\s+review recorded/);
+  });
+
+  it("an attempt that changes nothing costs no review call; a second run numbers its attempts after the first's (DISSENT_ATTEMPT, the task file, the events)", async () => {
+    const w = await world("idle-then-fix");
+    const id = await w.readyIssue();
+    const { out } = await implement(w, id);
+    expect(out.attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, "no_changes"],
+      [2, "tested"],
+    ]);
+    let log = await events(w, id);
+    const reviewCalls = (round: number) => log.filter((e) => e.type === "ModelCall" && e.stage === "implementation_review" && e.round === round);
+    expect(reviewCalls(1)).toEqual([]); // dissent's own check blocked it: nothing for a model to read
+    expect(reviewCalls(2).length).toBeGreaterThan(0);
+    const blocked = log.filter((e) => e.type === "ConcernBlocked" && e.round === 1).map((e) => e.concern?.raised_by);
+    expect(blocked).toEqual(["test_command"]);
+
+    const again = await implement(w, id);
+    expect(again.out.attempts.map((a) => a.attempt)).toEqual([3]);
+    expect(agentRuns(w).map((l) => l.split(" ").slice(0, 2).join(" "))).toEqual(["attempt 1", "attempt 2", "attempt 3"]);
+    log = await events(w, id);
+    expect(log.filter((e) => e.type === "ImplementAttemptStarted").map((e) => e.attempt)).toEqual([1, 2, 3]);
+    expect(existsSync(join(w.home, "tasks", `issue-${id}-attempt-3.md`))).toBe(true);
   });
 
   it("a security finding quoting the diff blocks; the retry removes the injection", async () => {
@@ -258,6 +286,9 @@ describe("issue implement on the local tracker", () => {
     const killed = startDissent(["issue", "implement", id], { cwd: w.dir, env: { DISSENT_HOME: w.home, AGENT_MODE: "pause-second", AGENT_LOG: w.agentLog } });
     await until(() => existsSync(w.agentLog) && /paused \d+/.test(readFileSync(w.agentLog, "utf8")), 120_000);
     expect(agentProcesses(w.agentLog).length).toBeGreaterThan(0);
+    // While the agent works, issue list says so (the plan is still ready in the store).
+    const listed = await w.run(["issue", "list"]);
+    expect(listed.stdout).toMatch(new RegExp(`^${id}\\s+implementing\\s`, "m"));
     killed.child.kill("SIGKILL");
     await killed.done;
     // bubblewrap's --die-with-parent: the agent dies with the dissent that started it, no orphan is left.
@@ -267,6 +298,9 @@ describe("issue implement on the local tracker", () => {
     const { out } = await implement(w, id);
     expect(out.status).toBe("review");
     expect(out.attempts.map((a) => a.attempt)).toEqual([1, 2]);
+    const after = JSON.parse((await w.run(["issue", "list", "--json"])).stdout) as { id: string; status: string }[];
+    expect(after.find((i) => i.id === id)?.status).toBe("in_review");
+    expect((await w.run(["issue", "list"])).stdout).toMatch(new RegExp(`^${id}\\s+in review\\s`, "m"));
     const runs = agentRuns(w).map((l) => l.split(" ").slice(0, 2).join(" "));
     expect(runs).toEqual(["attempt 1", "attempt 2", "attempt 2"]);
     const log = await events(w, id);
@@ -323,7 +357,7 @@ describe("issue implement on GitHub (the GitHub double over a bare repository)",
     const again = await implement(w, "1", env);
     expect(again.out.pull_request).toMatchObject({ number: out.pull_request.number, updated: true });
     expect([...gh.pulls.values()]).toHaveLength(1);
-    expect(gh.writes().filter((x) => x.startsWith("PATCH /pulls/"))).toHaveLength(1);
+    expect(gh.writes().filter((x) => /^PATCH \/pulls\/\d+$/.test(x))).toHaveLength(1); // the pull request (its review comments are patched too)
   });
 
   it("a maintainer's /dissent implement comment (what the Action runs) implements the issue: the pull request opens and the plan comment says so", async () => {

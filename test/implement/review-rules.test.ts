@@ -9,9 +9,12 @@ import type { CommandRun } from "../../src/contracts/events.js";
 import { acceptanceFindings, parseAcceptance, verdictsFor } from "../../src/implement/acceptance.js";
 import { renderDiffArtifact, type DiffArtifact } from "../../src/implement/artifact.js";
 import { agentEnv } from "../../src/implement/attempt.js";
-import { attemptChecks } from "../../src/implement/checks.js";
+import { attemptChecks, skipEmpty } from "../../src/implement/checks.js";
 import { changedPaths } from "../../src/implement/escape.js";
 import { PR_BODY_CHARS, renderPrBody } from "../../src/implement/pr-body.js";
+import { attemptStory } from "../../src/implement/story.js";
+import { cutAtWord } from "../../src/github/markdown.js";
+import type { DissentEvent } from "../../src/contracts/events.js";
 import { ground, groundingText } from "../../src/adversarial/grounding.js";
 
 const run = (o: Partial<CommandRun> = {}): CommandRun => ({
@@ -84,6 +87,33 @@ describe("dissent's own checks on an attempt", () => {
     expect(attemptChecks(empty).map((f) => f.category)).toEqual(["incomplete"]);
   });
 
+  it("the review reads what test_command did: run and passed, not run because the attempt changed nothing, or none configured", () => {
+    expect(renderDiffArtifact(artifact())).toContain("Tests: `npm test` passed (exit 0).");
+    const empty = artifact({ outcome: "no_changes", diff: "", stats: { files: 0, insertions: 0, deletions: 0 }, test: null });
+    expect(renderDiffArtifact(empty)).toContain("Tests: `npm test` was not run: the attempt changed nothing.");
+    expect(renderDiffArtifact(empty)).not.toContain("no test_command");
+    expect(renderDiffArtifact(artifact({ testCommand: null, test: null, outcome: "untested" }))).toContain("Tests: no test_command is configured.");
+  });
+
+  it("a model critic is not asked about an attempt that changed nothing, and costs no call", async () => {
+    let asked = 0;
+    const critic = skipEmpty({
+      role: "review.correctness",
+      calls: async () => 1,
+      review: async () => {
+        asked++;
+        return { findings: [{ severity: "LOW", concern: "x", evidence: "y" }] };
+      },
+    });
+    const empty = artifact({ outcome: "no_changes", diff: "", stats: { files: 0, insertions: 0, deletions: 0 }, test: null });
+    expect(await critic.calls?.(empty, { round: 1 })).toBe(0);
+    expect(await critic.review(empty, { round: 1 })).toEqual({ findings: [] });
+    expect(asked).toBe(0);
+    expect(await critic.calls?.(artifact(), { round: 1 })).toBe(1);
+    expect((await critic.review(artifact(), { round: 1 })).findings).toHaveLength(1);
+    expect(asked).toBe(1);
+  });
+
   it("passing tests raise nothing; no test_command raises nothing", () => {
     expect(attemptChecks(artifact())).toEqual([]);
     expect(attemptChecks(artifact({ testCommand: null, test: null, outcome: "untested" }))).toEqual([]);
@@ -128,6 +158,105 @@ describe("the pull request's body", () => {
     expect(body).toContain("Tests: `npm test` passed (exit 0).");
     expect(body).toContain("- **IMPLEMENT-SECURITY-001** CRITICAL (review.security): A file name reaches a shell.");
     expect(body).toContain("<!-- dissent:pull-request -->");
+  });
+
+  it("tells the story: per attempt what blocked it and the attempt that fixed each, over two runs", () => {
+    const base = { issue_id: "7", at: "2026-01-01T00:00:00Z", seq: 0 };
+    const attemptEvent = (run: number, attempt: number, exit: number) =>
+      ({
+        ...base,
+        type: "ImplementAttempt",
+        run,
+        attempt,
+        branch: "b",
+        base_sha: "s",
+        commit: "c",
+        outcome: "tested",
+        agent: run0,
+        diff: { files: 1, insertions: 1, deletions: 0 },
+        test: { ...run0, exit_code: exit },
+      }) as unknown as DissentEvent;
+    const run0 = run();
+    const blocked = (round: number, c: Partial<Concern>) =>
+      ({ ...base, type: "ConcernBlocked", stage: "implementation_review", round, concern: concern(c) }) as unknown as DissentEvent;
+    const subtracts = { id: "IMPLEMENT-CORRECTNESS-001", severity: "CRITICAL" as const, raised_by: "review.correctness", concern: "sum subtracts" };
+    const tests = { id: "IMPLEMENT-TEST_COMMAND-001", severity: "CRITICAL" as const, raised_by: "test_command", concern: "The tests fail" };
+    const story = attemptStory([
+      // Run 1: attempts 1 and 2; its review's events are committed after them.
+      attemptEvent(1, 1, 1),
+      attemptEvent(1, 2, 1),
+      blocked(1, subtracts),
+      blocked(1, tests),
+      blocked(2, tests),
+      // Run 2: attempt 3 fixes the tests.
+      attemptEvent(2, 3, 0),
+    ]);
+    expect(story.map((a) => [a.attempt, a.blocked.map((b) => [b.id, b.fixed_in])])).toEqual([
+      [
+        1,
+        [
+          ["IMPLEMENT-CORRECTNESS-001", 2],
+          ["IMPLEMENT-TEST_COMMAND-001", null],
+        ],
+      ],
+      [2, [["IMPLEMENT-TEST_COMMAND-001", 3]]],
+      [3, []],
+    ]);
+    const body = renderPrBody({ issueId: "7", plan: "p", criteria: [], verdicts: [], last: artifact(), attempts: 1, stage, pending: [], story });
+    expect(body).toContain("## Review history");
+    expect(body).toContain(
+      "- **Attempt 1** — tested, tests failed (exit 1); blocked by:\n  - **IMPLEMENT-CORRECTNESS-001** CRITICAL (review.correctness): sum subtracts — fixed in attempt 2",
+    );
+    expect(body).toContain("  - **IMPLEMENT-TEST_COMMAND-001** CRITICAL (test_command): The tests fail — still blocking in attempt 2");
+    expect(body).toContain(
+      "- **Attempt 2** — tested, tests failed (exit 1); blocked by:\n  - **IMPLEMENT-TEST_COMMAND-001** CRITICAL (test_command): The tests fail — fixed in attempt 3",
+    );
+    expect(body).toContain("- **Attempt 3** — tested, tests passed: nothing blocked it.");
+    expect(body).toContain("Reviewed by dissent: 1 attempt in this run (3 in all)");
+  });
+
+  it("an old store's per-run attempt numbers are told apart by run", () => {
+    const e = (run: number, attempt: number) =>
+      ({ issue_id: "7", at: "t", seq: 0, type: "ImplementAttempt", run, attempt, outcome: "tested", test: null }) as unknown as DissentEvent;
+    const blocked = {
+      issue_id: "7",
+      at: "t",
+      seq: 0,
+      type: "ConcernBlocked",
+      stage: "implementation_review",
+      round: 1,
+      concern: concern({}),
+    } as unknown as DissentEvent;
+    const story = attemptStory([e(1, 1), e(2, 1), blocked, e(2, 2)]);
+    expect(story.map((a) => [a.attempt, a.blocked.map((b) => b.fixed_in)])).toEqual([
+      [1, []],
+      [2, [3]],
+      [3, []],
+    ]);
+  });
+
+  it("the plan's headings sit one level under ## Plan; quotes are cut on a word boundary with an ellipsis", () => {
+    const plan = "Add sum.\n\n## Steps\n\n1. Write it.\n\n```md\n## not a heading\n```\n\n###### Deepest";
+    const long = `${"word ".repeat(60)}tail`;
+    const body = renderPrBody({
+      issueId: "7",
+      plan,
+      criteria: ["sum works"],
+      verdicts: [{ criterion: "sum works", verdict: "met", evidence: long }],
+      last: artifact(),
+      attempts: 1,
+      stage,
+      pending: [],
+    });
+    expect(body).toContain("\n### Steps\n");
+    expect(body).not.toMatch(/^## Steps/m);
+    expect(body).toContain("```md\n## not a heading\n```");
+    expect(body).toContain("###### Deepest");
+    const quote = /met — “([^”]*)”/.exec(body)?.[1] ?? "";
+    expect(quote.endsWith("word…")).toBe(true);
+    expect(quote.length).toBeLessThanOrEqual(200);
+    expect(cutAtWord("alpha beta gamma", 12)).toBe("alpha beta…");
+    expect(cutAtWord("short", 12)).toBe("short");
   });
 
   it("stays under GitHub's limit however many concerns there are", () => {

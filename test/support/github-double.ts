@@ -1,6 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import { reviewRoutes, type CheckRunState, type ReviewCommentState, type ReviewState, type StatusState } from "./github-double-reviews.js";
+
+export type { CheckRunState, ReviewCommentState, ReviewState, StatusState } from "./github-double-reviews.js";
 
 /**
  * A local double of exactly the GitHub REST endpoints the adapter uses, on 127.0.0.1. Payloads
@@ -41,6 +44,8 @@ export interface PullState {
   sha: string;
   /** Set when it was merged (`PUT …/pulls/{n}/merge`): the merge commit on the base branch. */
   merged?: { sha: string; at: string };
+  /** Who opened it (default: the token's user, as for one opened through the API). */
+  login?: string;
 }
 
 /** An issue event (REST `issues/{n}/events`): `closed` names the closing commit when a merge closed it. */
@@ -121,6 +126,13 @@ export interface GithubDouble {
    * status and body GitHub answers (405 for a draft or a closed pull request).
    */
   mergePull(number: number): { status: number; body: unknown };
+  /** Pull-request reviews, their inline comments, check runs and commit statuses (test/support/github-double-reviews.ts). */
+  reviews: ReviewState[];
+  reviewComments: ReviewCommentState[];
+  checkRuns: CheckRunState[];
+  statuses: StatusState[];
+  /** A person's review comment on a line of a pull request's diff (throws where GitHub would refuse it). */
+  addReviewComment(pull: number, c: { path: string; line: number; body: string; login: string; side?: "LEFT" | "RIGHT" }): ReviewCommentState;
   requests: SeenRequest[];
   /** Answer matching requests with a failure before the normal handling. */
   fail(f: Failure): void;
@@ -167,6 +179,8 @@ export async function startGithubDouble(
     gitRepo?: string;
     /** Git data (trees and blobs, below): a recursive tree with more entries than this is answered truncated, as GitHub does past its limits. */
     treeLimit?: number;
+    /** Whose token it is: a GitHub App's (`app`, as in an Actions run: check runs work) or a person's (`token`: check-run writes are 403). Default app. */
+    checks?: "app" | "token";
   } = {},
 ): Promise<GithubDouble> {
   const prefix = opts.prefix ?? "";
@@ -281,9 +295,9 @@ export async function startGithubDouble(
     locked: false,
     title: p.title,
     body: p.body,
-    user,
+    user: { ...user, login: p.login ?? login },
     draft: p.draft,
-    head: { label: `${owner}:${p.head}`, ref: p.head, sha: p.sha, user },
+    head: { label: `${owner}:${p.head}`, ref: p.head, sha: p.state === "open" ? (branchSha(p.head) ?? p.sha) : p.sha, user },
     base: { label: `${owner}:${p.base}`, ref: p.base, sha: branchSha(p.base) ?? "", user },
     merged: p.merged !== undefined,
     merged_at: p.merged?.at ?? null,
@@ -451,6 +465,24 @@ export async function startGithubDouble(
   };
   // ================================================================ end of Git data
 
+  // ================================================================ Reviews, check runs, statuses (issue 33)
+  const reviewing = reviewRoutes({
+    owner,
+    repo: repoName,
+    repoUrl,
+    html,
+    login,
+    gitRepo: opts.gitRepo,
+    nextId: () => nextId++,
+    checks: opts.checks ?? "app",
+    pull: (n) => {
+      const p = pulls.get(n);
+      if (!p) return undefined;
+      if (p.state === "open") p.sha = branchSha(p.head) ?? p.sha; // a push to its branch moves an open pull request's head
+      return { base: p.base, head: p.head, sha: p.sha, login: p.login ?? login, state: p.state };
+    },
+  });
+
   type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
   const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
   /** GitHub paginates with `per_page` (default 30, max 100) and a Link header. */
@@ -476,6 +508,8 @@ export async function startGithubDouble(
     let m: RegExpExecArray | null;
     const git = gitData(method, rest, query); // Git data (issue 30), above
     if (git) return git;
+    const reviewed = reviewing.route(method, rest, query, input); // reviews, check runs, statuses (issue 33), above
+    if (reviewed) return reviewed;
 
     // GET /repos/{owner}/{repo}: the repository (the fields dissent reads, and a few around them).
     if (method === "GET" && rest === "") {
@@ -741,6 +775,11 @@ export async function startGithubDouble(
     pulls,
     issueEvents,
     mergePull,
+    reviews: reviewing.reviews,
+    reviewComments: reviewing.reviewComments,
+    checkRuns: reviewing.checkRuns,
+    statuses: reviewing.statuses,
+    addReviewComment: reviewing.addReviewComment,
     requests,
     fail: (f) => void failures.push({ ...f }),
     addIssue(i) {
