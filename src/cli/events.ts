@@ -3,7 +3,7 @@ import { Interrupted, messageOf } from "../errors.js";
 import { onceEach } from "../models/sdk-warnings.js";
 import type { StoredEvent } from "../store/port.js";
 import { withDissent, type Common } from "./common.js";
-import { terminalSafe } from "../terminal.js";
+import { jsonLine, terminalSafe } from "../terminal.js";
 import type { Io } from "./io.js";
 import { resolutionText } from "../contracts/resolution-text.js";
 import { severityText } from "../contracts/severity-text.js";
@@ -53,7 +53,7 @@ function summary(e: DissentEvent): string {
 const line = (e: StoredEvent, json: boolean | undefined) => {
   if (json) {
     const { seq: _seq, ...rest } = e;
-    return `${JSON.stringify(rest)}\n`;
+    return `${jsonLine(rest)}\n`;
   }
   return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${terminalSafe(summary(e))}\n`;
 };

@@ -92,6 +92,8 @@ export function processIo(): Io {
   const io: Io = {
     // Nothing reaches the terminal raw: a control character in what is written (a model's ESC
     // sequence, BEL, OSC 52) is shown as `\xHH`; only the status line's own clear-line prefix passes.
+    // JSON goes out through jsonLine (common.ts `json`), which leaves no control character for this
+    // to change: a `\xHH` inside a JSON string would not parse.
     stdout: (t) => void process.stdout.write(terminalSafe(io.redact(t))),
     stderr: (t) =>
       void process.stderr.write(t.startsWith(CLEAR_LINE) ? CLEAR_LINE + terminalSafe(io.redact(t.slice(CLEAR_LINE.length))) : terminalSafe(io.redact(t))),

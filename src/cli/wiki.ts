@@ -4,6 +4,7 @@ import { parseEntry, readWiki, setFrontMatter } from "../carryover/wiki.js";
 import { readBounded } from "../files/read.js";
 import { folderNoFollow, sameFolder, writeNoFollow } from "../files/write.js";
 import { WIKI_ENTRY_BYTES } from "../store/port.js";
+import { jsonLine } from "../terminal.js";
 import { RunError, UsageError } from "../errors.js";
 import { json, olderThanDays, withDissent, type Common } from "./common.js";
 import type { Io } from "./io.js";
@@ -17,7 +18,7 @@ export async function wikiList(opts: Common, io: Io): Promise<number> {
     async (d, status) => {
       const entries = await readWiki((await d.store()).wiki, (m) => status.print(`dissent: warning: ${m}`));
       if (opts.json) {
-        io.stdout(`${JSON.stringify(entries.map(({ body: _b, meta: _m, ...e }) => e))}\n`);
+        io.stdout(`${jsonLine(entries.map(({ body: _b, meta: _m, ...e }) => e))}\n`);
       } else if (!entries.length) {
         io.stdout("the wiki is empty (entries appear when an issue merges with unresolved CRITICAL or HIGH concerns)\n");
       } else {
@@ -44,7 +45,7 @@ export async function wikiShow(entry: string, opts: Common, io: Io): Promise<num
       const id = entry.replace(/\.md$/, "");
       const found = (await readWiki(store.wiki, (m) => status.print(`dissent: warning: ${m}`))).find((e) => e.id === id);
       if (!found) throw new RunError(`no wiki entry '${entry}' (dissent wiki list shows them)`);
-      if (opts.json) io.stdout(`${JSON.stringify({ ...found, meta: undefined })}\n`);
+      if (opts.json) io.stdout(`${jsonLine({ ...found, meta: undefined })}\n`);
       else io.stdout((await store.wiki.get(id))?.text ?? "");
       return 0;
     },

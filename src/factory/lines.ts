@@ -1,4 +1,5 @@
 import type { StageRecord } from "../contracts/concern.js";
+import { jsonLine } from "../terminal.js";
 
 /**
  * What the factory reports on stdout (docs/factory.md): one line per issue when it starts, per
@@ -77,6 +78,6 @@ export function stageLine(issue: string, r: StageRecord): FactoryLine {
 export function lineWriter(write: (text: string) => void, json: boolean, now: () => Date = () => new Date()): (l: FactoryLine) => void {
   return (l) => {
     const at = now().toISOString();
-    write(json ? `${JSON.stringify({ at, ...l })}\n` : `${at.slice(0, 19)}Z  ${textLine(l)}\n`);
+    write(json ? `${jsonLine({ at, ...l })}\n` : `${at.slice(0, 19)}Z  ${textLine(l)}\n`);
   };
 }

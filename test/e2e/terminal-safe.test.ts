@@ -17,7 +17,11 @@ const SHOWN =
   "The answer is 4. \\x1b[2J\\x1b]0;pwned\\x07Copy this \\x1b]52;c;cm0gLXJmIC8=\\x07 now \\x9b31mred\\x7f\\x0dhidden and a bell \\x07.\nline two\twith a tab";
 /** A raw control character a terminal acts on: anything but newline and tab below space, DEL, C1. */
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-const CONCERN = "Rings the bell \u0007 and sets the title \u001b]2;owned\u001b\\ here";
+const CONCERN = "Rings the bell \u0007 and sets the title \u001b]2;owned\u001b\\ here \u009b0m";
+
+/** Every string in a JSON value. */
+const strings = (v: unknown): string[] =>
+  typeof v === "string" ? [v] : Array.isArray(v) ? v.flatMap(strings) : v && typeof v === "object" ? Object.values(v).flatMap(strings) : [];
 
 let w: HoldWorld | undefined;
 afterEach(async () => {
@@ -65,7 +69,7 @@ describe("model text on a terminal", () => {
     expect(shown.stdout).toContain("Retry \\x1b]0;title\\x07 uploads \\x9b2J");
     expect(shown.stdout).toContain("Body \\x1b[8mhidden\\x1b[0m text.");
     expect(shown.stdout).toContain(SHOWN.split("\n")[0]);
-    expect(shown.stdout).toContain("Rings the bell \\x07 and sets the title \\x1b]2;owned\\x1b\\ here");
+    expect(shown.stdout).toContain("Rings the bell \\x07 and sets the title \\x1b]2;owned\\x1b\\ here \\x9b0m");
 
     const plan = ok(await w.run(["issue", "show", id, "--artifact", "plan"]), "issue show --artifact plan");
     expectNoRaw(plan);
@@ -80,5 +84,11 @@ describe("model text on a terminal", () => {
     expect(out.plan).toContain(HOSTILE);
     const events = ok(await w.run(["events", "--json"]), "events --json");
     expectNoRaw(events);
+    // Every line is JSON still, and gives the concern back exactly (its C1 escaped as JSON escapes it, not as \xHH).
+    const parsed = events.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as unknown);
+    expect(parsed.flatMap(strings)).toContain(CONCERN);
   });
 });
