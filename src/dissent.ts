@@ -232,8 +232,11 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       }),
       limits: m.withEngineLimits,
     })));
-  /** Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call. */
-  const prepareModels = async (roles: readonly string[]) => {
+  /**
+   * Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call;
+   * a replay only hashes what is here (as a stream the signal stops: never a multi-GB read on the main thread).
+   */
+  const prepareModels = async (roles: readonly string[], mode: CacheMode = "use") => {
     if (!local) return;
     const targets = roles
       .flatMap((role) => routeSpecs(config, role))
@@ -242,6 +245,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         return p ? [{ name: s.provider, p, model: s.model }] : [];
       });
     // The no-config default is the one path a user did not choose the engine on: say why, and how to add it.
+    if (mode === "replay") return (await enginesOf()).engines.hash(targets);
     if (config.source === "defaults" && targets.length > 0 && !engineInstalled()) throw new ConfigError(embeddedUnavailable(env, addPart(OPT_IN_PARTS.engine)));
     await (await enginesOf()).engines.prepare(targets, config.source === "defaults" ? embeddedIntro(env) : undefined);
   };
@@ -334,7 +338,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     store: storeOf,
     tracker: trackerOf,
     async callContext(mode = "use", roles = []) {
-      if (mode !== "replay") await prepareModels(roles);
+      await prepareModels(roles, mode);
       return callContext(mode);
     },
 
@@ -343,7 +347,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const audit = input.audit ?? false;
       const roles = audit ? ["executor", "challenger"] : ["executor"];
       if (mode !== "replay") requireKeys(config, env, roles);
-      if (mode !== "replay") await prepareModels(roles);
+      await prepareModels(roles, mode);
       if (audit) {
         const same = sameModelWarning(config, "executor", ["challenger"], "run --audit");
         if (same) warn(same);
@@ -383,7 +387,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     async challenge(input) {
       const mode = input.cache ?? "use";
       if (mode !== "replay") requireKeys(config, env, ["challenger"]);
-      if (mode !== "replay") await prepareModels(["challenger"]);
+      await prepareModels(["challenger"], mode);
       const runId = randomUUID();
       const s = await storeOf();
       const trace = (await telemetryOf())?.run(runId, true);
@@ -441,7 +445,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const { planIssue: plan } = await import("./pipeline/plan-issue.js");
       if (mode !== "replay") requireKeys(config, env, PIPELINE_ROLES);
       await requirePrices(config, PIPELINE_ROLES);
-      if (mode !== "replay") await prepareModels(PIPELINE_ROLES);
+      await prepareModels(PIPELINE_ROLES, mode);
       // Said by the pipeline when a council is about to run (a trivial issue runs none).
       const councilWarnings: string[] = [];
       for (const stage of STAGES) {
@@ -493,7 +497,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const { implementIssue: implement } = await import("./implement/implement-issue.js");
       if (mode !== "replay") requireKeys(config, env, IMPLEMENT_ROLES);
       await requirePrices(config, IMPLEMENT_ROLES);
-      if (mode !== "replay") await prepareModels(IMPLEMENT_ROLES);
+      await prepareModels(IMPLEMENT_ROLES, mode);
       const s = await storeOf();
       const t = await trackerOf();
       const { projectFor, projectText } = await import("./prompting/project.js");

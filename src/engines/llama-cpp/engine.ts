@@ -17,6 +17,8 @@ export const DEFAULT_SEQUENCES = 2;
 
 /** The sidecar in `models_dir` remembering model files' hashes. */
 export const HASHES_FILE = ".dissent-sha256.json";
+/** A model file at least this big is said before it is hashed (reading it whole takes seconds). */
+export const HASH_NOTICE_BYTES = 256 * 2 ** 20;
 
 type LlamaProvider = Extract<ProviderConfig, { type: "llama-cpp" }>;
 
@@ -60,6 +62,11 @@ export interface LlamaEngines {
   create(name: string, p: ProviderConfig, model: string): Promise<LanguageModel>;
   /** Before the first call: downloads what the targets need (said first, with sizes), and hashes every file. */
   prepare(targets: readonly EngineTarget[], intro?: string): Promise<void>;
+  /**
+   * Hashes the model files of the targets that are here (never downloading), off the event loop's
+   * critical path and stopped by the engines' signal: `identity()` then finds them known (replay, doctor).
+   */
+  hash(targets: readonly EngineTarget[]): Promise<void>;
   /** Where a target's model file is, without loading anything (doctor). */
   locate(name: string, p: ProviderConfig, model: string): Located;
   /** Frees every model these engines loaded (the process's llama.cpp runtime stays, shared). */
@@ -159,6 +166,17 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
     return d;
   };
 
+  /** Hashes files as streams (stopped by the signal); a big one is said first. */
+  const hashFiles = async (paths: readonly string[]) => {
+    for (const path of paths)
+      await hashes.async(path, {
+        ...(o.signal ? { signal: o.signal } : {}),
+        onHash: (real, size) => {
+          if (size >= HASH_NOTICE_BYTES) reporter.notice(`hashing ${real} (${formatBytes(size)}) once, to key the reply cache by its content`);
+        },
+      });
+  };
+
   return {
     locate,
 
@@ -232,7 +250,20 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
         paths.push(path);
       }
       // Hash before routing, off the event loop's critical path: identity() then finds it known.
-      for (const path of paths) await hashes.async(path);
+      await hashFiles(paths);
+    },
+
+    async hash(targets) {
+      const paths = new Set<string>();
+      for (const t of targets) {
+        if (t.p.type !== "llama-cpp") continue;
+        const { path, present } = locate(t.name, t.p, t.model);
+        if (!present) continue; // identity() names it absent: nothing is cached under a hash it does not have
+        const problem = modelFileProblem(path, `providers.${t.name}`);
+        if (problem) throw problem;
+        paths.add(path);
+      }
+      await hashFiles([...paths]);
     },
 
     async dispose() {
