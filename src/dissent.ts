@@ -259,7 +259,10 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     return (router ??= configRouter(limits(config), env, hints, { create: e.create, identity: e.identity }));
   };
   let store: Promise<Store> | undefined;
-  const storeOf = () => (store ??= opts.store ? Promise.resolve(opts.store) : openStore(config, { env, redact, ...(opts.readOnly ? { readOnly: true } : {}) }));
+  const storeOf = () =>
+    (store ??= opts.store
+      ? Promise.resolve(opts.store)
+      : openStore(config, { env, redact, ...(opts.readOnly ? { readOnly: true } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
   let tracker: Promise<Tracker> | undefined;
   const trackerOf = () =>
     (tracker ??= opts.tracker

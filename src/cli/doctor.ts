@@ -326,7 +326,7 @@ async function checkRepository(config: Config, io: Io): Promise<RepositoryCheck 
   if (!src) return undefined;
   const where = src.kind === "local" ? src.root : `${src.repo} (GitHub)`;
   const { codeContextFor } = await import("../code/for-config.js");
-  const store = await openStore(config, { env: io.env, redact: io.redact }).catch(() => undefined);
+  const store = await openStore(config, { env: io.env, redact: io.redact, signal: io.signal }).catch(() => undefined);
   let warned = "";
   try {
     const tracker =

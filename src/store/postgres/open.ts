@@ -17,6 +17,19 @@ export interface PostgresOptions {
   max?: number;
   /** The code index's bound in bytes (default CODE_INDEX_BYTES; tests make it small). */
   codeIndexBytes?: number;
+  /** Stops the opening (Ctrl-C, SIGTERM): a server that never answers is not waited for, the pool is ended behind it. */
+  signal?: AbortSignal;
+}
+
+/** `work`, or the signal's reason as soon as it fires (the work itself goes on, unawaited). */
+function orStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
 }
 
 /** Opens (creating its schema if needed) the PostgreSQL store at `url`. */
@@ -33,14 +46,22 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
   // keepAlive: a worker on a host that died is noticed by TCP, not only by its lease expiring.
   const pool: Pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10, connectionTimeoutMillis: 10_000, keepAlive: true, application_name: "dissent" });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
-  try {
+  const opening = (async () => {
     const held = await checkout(pool);
     try {
       await migrate(held.client);
     } finally {
       held.release();
     }
+  })();
+  try {
+    await orStopped(opening, opts.signal);
   } catch (e) {
+    if (opts.signal?.aborted) {
+      // The connection in progress ends with the pool, later: the stop is not held back by it.
+      void opening.catch(() => undefined).finally(() => pool.end().catch(() => undefined));
+      throw opts.signal.reason;
+    }
     await pool.end().catch(() => undefined);
     if (StoreError.isInstance(e)) throw e;
     throw storeError(e, where);
