@@ -228,6 +228,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         env,
         reporter: opts.onDownload ?? m.streamReporter(process.stderr),
         known: knownDefaultModel,
+        warn,
         ...(opts.signal ? { signal: opts.signal } : {}),
       }),
       limits: m.withEngineLimits,

@@ -189,6 +189,7 @@ export async function checkConfiguredRoutes(
     config,
     env,
     reporter: o.say ? engineModule.streamReporter({ write: o.say }) : engineModule.silentReporter,
+    ...(o.say ? { warn: (m: string) => o.say?.(`dissent: warning: ${m.split("\n")[0] ?? ""}\n`) } : {}),
     ...(stop ? { signal: stop } : {}),
   });
   const routerConfig = engineModule ? engineModule.withEngineLimits(config) : config;

@@ -38,6 +38,8 @@ export interface EngineOptions {
   known?: (uri: string) => KnownModel | undefined;
   /** Stops a download (Ctrl-C); what was fetched is kept, and the next run resumes it. */
   signal?: AbortSignal;
+  /** Where the engine's warnings go (a chat template it cannot use): one line each, said by the caller. */
+  warn?: (message: string) => void;
 }
 
 /** Where a route's model is on this machine. */
@@ -208,6 +210,7 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
             ...(lp.context_size ? { contextSize: lp.context_size } : {}),
             ...(threads ? { threads } : {}),
             ...(o.signal ? { signal: o.signal } : {}),
+            ...(o.warn ? { warn: o.warn } : {}),
           }),
         );
         loaded.catch(() => models.delete(key));
