@@ -41,7 +41,7 @@ export interface Generation {
   text: string;
   /** `length` when the reply was cut off at `maxTokens` (or the context's end). */
   finish: "stop" | "length";
-  /** node-llama-cpp's own stop reason. */
+  /** node-llama-cpp's own stop reason; `context-end:<tokens>` when the reply ran into the end of the context (not a max_tokens the caller set). */
   stopReason: string;
   /** Every token of the prompt; of them, `cachedInputTokens` were already in the sequence (a shared prefix reused, not evaluated again). */
   inputTokens: number;
@@ -198,10 +198,12 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
           const stopReason = r.metadata.stopReason;
           const evaluated = after.usedInputTokens - before.usedInputTokens;
           kept = true;
+          // Cut where the context ends rather than at a limit the caller asked for: max_tokens is not what to raise.
+          const contextEnd = stopReason === "maxTokens" && (req.maxTokens === undefined || req.maxTokens > room);
           return {
             text: r.response,
             finish: stopReason === "maxTokens" ? "length" : "stop",
-            stopReason,
+            stopReason: contextEnd ? `context-end:${contextSize}` : stopReason,
             inputTokens: evaluated + shared,
             cachedInputTokens: shared,
             outputTokens: after.usedOutputTokens - before.usedOutputTokens,
