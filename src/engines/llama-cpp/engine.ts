@@ -1,8 +1,8 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { LanguageModel } from "ai";
 import type { Config, ProviderConfig } from "../../contracts/config.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, RunError } from "../../errors.js";
 import { importNodeLlamaCpp, openBinding, type Binding } from "./binding.js";
 import { downloadModel } from "./download.js";
 import { ModelHashes } from "./file-hash.js";
@@ -115,6 +115,19 @@ function runtimeFor(gpu: "auto" | false): Promise<Binding> {
   return b;
 }
 
+/**
+ * Offline, with several models not downloaded yet: one error naming every file to place, in the one
+ * folder. The no-config default's pair is no configuration of the user's: exit 1, not 2 (issue 32).
+ */
+function offlineMissing(missing: readonly Located[], config: EngineOptions["config"]): ConfigError | RunError {
+  const files = missing.map((m) => {
+    const ref = m.ref as Extract<ModelRef, { kind: "hf" }>;
+    return `${ref.uri} as ${basename(m.path)} (from https://huggingface.co/${ref.user}/${ref.repo})`;
+  });
+  const message = `offline: ${missing.length} models are not in ${config.modelsDir}: place ${files.join(" and ")} in that folder, or turn offline off to download them`;
+  return config.source === "defaults" ? new RunError(message) : new ConfigError(message);
+}
+
 /** The engines of one configuration: one runtime per GPU setting, one loaded model per file and settings. */
 export function createLlamaEngines(o: EngineOptions): LlamaEngines {
   const { config, env, reporter } = o;
@@ -146,11 +159,9 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
     const { ref, path, present } = locate(name, p, model);
     if (present || ref.kind === "file") return Promise.resolve(path); // a missing file fails at load, in one line
     if (config.offline) {
-      return Promise.reject(
-        new ConfigError(
-          `offline: ${ref.uri} is not in ${config.modelsDir}: place its .gguf file at ${path} (from https://huggingface.co/${ref.user}/${ref.repo}), or turn offline off to download it`,
-        ),
-      );
+      const message = `offline: ${ref.uri} is not in ${config.modelsDir}: place its .gguf file at ${path} (from https://huggingface.co/${ref.user}/${ref.repo}), or turn offline off to download it`;
+      // The no-config default's models are no configuration of the user's: a failed run (1), not a bad config (2).
+      return Promise.reject(config.source === "defaults" ? new RunError(message) : new ConfigError(message));
     }
     let d = downloads.get(path);
     if (!d) {
@@ -227,6 +238,11 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
         if (!wanted.has(located.path)) wanted.set(located.path, { target: t, located });
       }
       const missing = [...wanted.values()].filter((w) => !w.located.present && w.located.ref.kind === "hf");
+      if (missing.length > 1 && config.offline)
+        throw offlineMissing(
+          missing.map((m) => m.located),
+          config,
+        );
       const allKnown = missing.every(({ located }) => o.known?.(describeRef(located.ref)) !== undefined);
       // Downloading needs node-llama-cpp: a missing engine is said before any download is announced.
       if (missing.length > 0 && !config.offline) await importNodeLlamaCpp();
