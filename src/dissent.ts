@@ -230,12 +230,16 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         env,
         reporter: opts.onDownload ?? m.streamReporter(process.stderr),
         known: knownDefaultModel,
+        warn,
         ...(opts.signal ? { signal: opts.signal } : {}),
       }),
       limits: m.withEngineLimits,
     })));
-  /** Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call. */
-  const prepareModels = async (roles: readonly string[]) => {
+  /**
+   * Downloads (said first, with sizes) and hashes the models the roles are routed to, before any call;
+   * a replay only hashes what is here (as a stream the signal stops: never a multi-GB read on the main thread).
+   */
+  const prepareModels = async (roles: readonly string[], mode: CacheMode = "use") => {
     if (!local) return;
     const targets = roles
       .flatMap((role) => routeSpecs(config, role))
@@ -244,6 +248,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
         return p ? [{ name: s.provider, p, model: s.model }] : [];
       });
     // The no-config default is the one path a user did not choose the engine on: say why, and how to add it.
+    if (mode === "replay") return (await enginesOf()).engines.hash(targets);
     if (config.source === "defaults" && targets.length > 0 && !engineInstalled()) throw new ConfigError(embeddedUnavailable(env, addPart(OPT_IN_PARTS.engine)));
     await (await enginesOf()).engines.prepare(targets, config.source === "defaults" ? embeddedIntro(env) : undefined);
   };
@@ -257,7 +262,10 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     return (router ??= configRouter(limits(config), env, hints, { create: e.create, identity: e.identity }));
   };
   let store: Promise<Store> | undefined;
-  const storeOf = () => (store ??= opts.store ? Promise.resolve(opts.store) : openStore(config, { env, redact, ...(opts.readOnly ? { readOnly: true } : {}) }));
+  const storeOf = () =>
+    (store ??= opts.store
+      ? Promise.resolve(opts.store)
+      : openStore(config, { env, redact, ...(opts.readOnly ? { readOnly: true } : {}), ...(opts.signal ? { signal: opts.signal } : {}) }));
   let tracker: Promise<Tracker> | undefined;
   const trackerOf = () =>
     (tracker ??= opts.tracker
@@ -337,7 +345,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     const roles = await c.roles(about);
     if (mode !== "replay") requireKeys(config, env, roles);
     if (c.prices) await requirePrices(config, roles);
-    if (mode !== "replay") await prepareModels(roles);
+    await prepareModels(roles, mode); // replay hashes the model files (signal-aware), anything else prepares them
   };
   /**
    * The command's call context (its trace's observer after the caller's, and what the command adds)
@@ -391,7 +399,7 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
     store: storeOf,
     tracker: trackerOf,
     async callContext(mode = "use", roles = []) {
-      if (mode !== "replay") await prepareModels(roles);
+      await prepareModels(roles, mode);
       return callContext(mode);
     },
 

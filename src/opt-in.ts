@@ -67,14 +67,28 @@ function isGlobal(site: InstallSite): boolean {
 const shellWord = (s: string) => (/^[\w@%+=:,./\\-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /**
+ * The folder a part is installed into beside this dissent: the project whose node_modules holds it
+ * (pnpm's store path included), else dissent's own folder (a checkout or an unpacked tarball).
+ */
+function projectOf(site: InstallSite): string {
+  const { sep } = site.platform === "win32" ? win32 : posix;
+  const pnpm = site.root.indexOf(`${sep}node_modules${sep}.pnpm${sep}`);
+  if (pnpm > 0) return site.root.slice(0, pnpm);
+  const nm = site.root.lastIndexOf(`${sep}node_modules${sep}`);
+  return nm > 0 ? site.root.slice(0, nm) : site.root;
+}
+
+/**
  * The one command that adds a part where this dissent runs: `npm install -g …` beside a global
  * dissent, `npx -p <this dissent's folder> -p …` for one run through npx (the folder, never the
- * name `dissent`, which would be fetched from the registry), else `npm install …` in the project.
+ * name `dissent`, which would be fetched from the registry), else `npm install --prefix <the
+ * project> …` — the folder named, so it works from wherever the user is (issue 32).
  */
 export function installCommand(part: OptInPart, site: InstallSite = here()): string {
   const specs = part.packages.map((name) => `${name}@${testedVersion(name)}`);
   if (/[\\/]_npx[\\/]/.test(site.root)) return `npx ${[shellWord(site.root), ...specs].map((s) => `-p ${s}`).join(" ")} dissent …`;
-  return `npm install ${isGlobal(site) ? "-g " : ""}${specs.join(" ")}`;
+  if (isGlobal(site)) return `npm install -g ${specs.join(" ")}`;
+  return `npm install --prefix ${shellWord(projectOf(site))} ${specs.join(" ")}`;
 }
 
 /** The sentence a command that needs a missing part ends with: what to run, and where it is explained. */

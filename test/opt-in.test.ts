@@ -8,10 +8,14 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
 const ENGINE = `node-llama-cpp@${pkg.devDependencies["node-llama-cpp"]}`;
 
 describe("the command that adds an opt-in part", () => {
-  it("in a project: npm install, at the version dissent is tested with", () => {
+  it("in a project: npm install into that project's folder (named, so it works from anywhere), at the version dissent is tested with", () => {
     const site = { root: "/home/me/app/node_modules/dissent", execPath: "/usr/bin/node", platform: "linux" as const };
-    expect(installCommand(OPT_IN_PARTS.engine, site)).toBe(`npm install ${ENGINE}`);
-    expect(installCommand(OPT_IN_PARTS.postgres, site)).toBe(`npm install pg@${pkg.devDependencies.pg} pg-boss@${pkg.devDependencies["pg-boss"]}`);
+    expect(installCommand(OPT_IN_PARTS.engine, site)).toBe(`npm install --prefix /home/me/app ${ENGINE}`);
+    expect(installCommand(OPT_IN_PARTS.postgres, site)).toBe(
+      `npm install --prefix /home/me/app pg@${pkg.devDependencies.pg} pg-boss@${pkg.devDependencies["pg-boss"]}`,
+    );
+    const pnpm = { ...site, root: "/home/me/my app/node_modules/.pnpm/dissent@0.1.0/node_modules/dissent" };
+    expect(installCommand(OPT_IN_PARTS.engine, pnpm)).toBe(`npm install --prefix '/home/me/my app' ${ENGINE}`);
   });
 
   it("beside a global dissent (npm install -g, nvm's or the system's prefix, Windows): npm install -g", () => {
@@ -38,8 +42,10 @@ describe("the command that adds an opt-in part", () => {
     expect(installCommand(OPT_IN_PARTS.engine, spaced)).toBe(`npx -p '/home/Jo Doe/.npm/_npx/4f2a9c/node_modules/dissent' -p ${ENGINE} dissent …`);
   });
 
-  it("a checkout (no node_modules above it): npm install", () => {
-    expect(installCommand(OPT_IN_PARTS.engine, { root: "/work/dissent", execPath: "/usr/bin/node", platform: "linux" })).toBe(`npm install ${ENGINE}`);
+  it("a checkout (no node_modules above it): npm install into the checkout", () => {
+    expect(installCommand(OPT_IN_PARTS.engine, { root: "/work/dissent", execPath: "/usr/bin/node", platform: "linux" })).toBe(
+      `npm install --prefix /work/dissent ${ENGINE}`,
+    );
   });
 });
 
@@ -51,7 +57,7 @@ describe("a missing package, as Node reports it", () => {
     const e = missingOptional(notFound("pg-boss"));
     expect(e?.name).toBe("ConfigError");
     expect(e?.message).toMatch(
-      /^this needs pg-boss \(the PostgreSQL store and the factory's queue on it\), which a default install of dissent leaves out: run npm install pg@\S+ pg-boss@\S+ \(docs\/factory\.md#many-machines-postgresql\)$/,
+      /^this needs pg-boss \(the PostgreSQL store and the factory's queue on it\), which a default install of dissent leaves out: run npm install --prefix \S+ pg@\S+ pg-boss@\S+ \(docs\/factory\.md#many-machines-postgresql\)$/,
     );
   });
 

@@ -55,7 +55,15 @@ export interface Finished<A> {
 }
 
 /** A concern the loop itself raises about its review (never a critic's finding). */
-function synthetic<A>(state: LoopState<A>, env: FinishEnv, severity: "HIGH" | "MEDIUM", category: string, text: string, evidence: string, by: string): Concern {
+function synthetic<A>(
+  state: LoopState<A>,
+  env: FinishEnv,
+  severity: "CRITICAL" | "HIGH" | "MEDIUM",
+  category: string,
+  text: string,
+  evidence: string,
+  by: string,
+): Concern {
   const fp = fingerprint({ concern: text });
   return {
     id: env.idFor(fp, by),
@@ -77,6 +85,21 @@ function synthetic<A>(state: LoopState<A>, env: FinishEnv, severity: "HIGH" | "M
 function reviewGaps<A>(state: LoopState<A>, outcome: StageOutcome, env: FinishEnv): Concern[] {
   const out: Concern[] = [];
   const name = state.stage.stage;
+  if (state.empty !== undefined) {
+    // An artifact that says nothing is never passed on as reviewed: a person looks (docs/issue.md "Producer faults").
+    out.push({
+      ...synthetic(
+        state,
+        env,
+        "CRITICAL",
+        "producer_fault",
+        `The producer of ${name} wrote an artifact that says nothing (${state.empty}): there was nothing to review or build on`,
+        "",
+        "council",
+      ),
+      human_required: true,
+    });
+  }
   if (outcome === "crashed") {
     out.push(
       synthetic(
@@ -155,7 +178,10 @@ export function finish<A>(state: LoopState<A>, env: FinishEnv): Finished<A> {
   const blockingFps = new Set(unresolved.map((c) => c.fingerprint));
   const forwarded = [...gaps, ...unresolved, ...state.advisory.filter((c) => !blockingFps.has(c.fingerprint))];
   const reasonOf = (c: Concern): ForwardReason => {
-    if (gaps.includes(c)) return outcome === "budget" || outcome === "crashed" ? outcome : "advisory";
+    if (gaps.includes(c)) {
+      if (c.category === "producer_fault") return "exhausted";
+      return outcome === "budget" || outcome === "crashed" ? outcome : "advisory";
+    }
     return blockingFps.has(c.fingerprint) && outcome !== "converged" ? outcome : "advisory";
   };
 

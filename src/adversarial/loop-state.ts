@@ -54,6 +54,8 @@ export interface LoopState<A> {
   allFailedInARow: number;
   votedRounds: number;
   lastCriticError: string;
+  /** Why the last artifact is empty of content (a producer fault: nothing to review), when it is. */
+  empty: string | undefined;
   outcome: StageOutcome | undefined;
   counts: LoopCounts;
 }
@@ -76,6 +78,7 @@ export function startState<A>(stage: StageSpec): LoopState<A> {
     allFailedInARow: 0,
     votedRounds: 0,
     lastCriticError: "",
+    empty: undefined,
     outcome: undefined,
     counts: { criticFailures: 0, ungrounded: 0, invalid: 0, secondOpinions: 0, secondOpinionsSkipped: 0, producerWarnings: 0 },
   };

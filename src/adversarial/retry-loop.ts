@@ -32,6 +32,11 @@ export interface Produced<A> {
   addressed?: AddressedItem[];
   /** One line each (unknown concern ids, a missing Decisions section): warned and counted in the StageRun. */
   warnings?: string[];
+  /**
+   * Why the artifact says nothing (a plan of one `"`, a criterion `w`): a producer fault whose line is
+   * among `warnings`. The critics are not asked; the stage ends unconverged (docs/issue.md).
+   */
+  empty?: string;
 }
 
 /** Produces a round's artifact, given the blocking concerns of the last round (the adversarial loop's producer). */
@@ -220,6 +225,13 @@ export class AdversarialRetryLoop<A> {
       for (const w of produced.warnings ?? []) {
         state.counts.producerWarnings++;
         ctx.warn?.(w);
+      }
+      state.empty = produced.empty;
+      if (produced.empty !== undefined) {
+        // Nothing to review, and asking again with the same inputs gets the same nothing: the stage ends here, never converged.
+        state.outcome = "exhausted";
+        progress({ step: "tallied" });
+        return;
       }
       const reviews = this.critics.map((c) => ({ round, ...(state.memory.has(c.role) ? { previous: state.memory.get(c.role) } : {}) }));
       if (producerCalls === 0) {

@@ -1,5 +1,7 @@
 import { createDissent, type Dissent } from "../dissent.js";
 import { UsageError } from "../errors.js";
+import type { Config } from "../contracts/config.js";
+import { routeSpecs } from "../models/router.js";
 import type { ObservedCall } from "../models/types.js";
 import { CLEAR_LINE, jsonLine, terminalSafe } from "../terminal.js";
 import { fail, type Io } from "./io.js";
@@ -41,7 +43,7 @@ export function callLine(c: ObservedCall): string {
   const ms = Math.round(c.endedAt - c.startedAt);
   const where = c.stage ? ` ${c.stage}#${c.round ?? 0}` : "";
   const what = c.error ? `error: ${c.error.message}` : c.parseError ? `unusable reply: ${c.parseError}` : `in ${c.inputTokens} / out ${c.outputTokens} tokens`;
-  return `dissent: call ${c.role.padEnd(10)}${where} ${c.target.provider}:${c.target.model} (${c.target.route})  ${c.cached ? "cached" : "network"}  ${ms} ms  ${what}`;
+  return `dissent: call ${c.role.padEnd(10)}${where} ${c.target.provider}:${c.target.model} (${c.target.route})  ${c.cached ? "cached" : c.target.local ? "local" : "network"}  ${ms} ms  ${what}`;
 }
 
 /**
@@ -76,6 +78,27 @@ export async function withDissent(
     await d?.close().catch(() => undefined);
   }
 }
+
+/**
+ * What the calls of these roles are, said in a summary: `local` when every route is the in-process
+ * engine, `network` when none is, `model` when they mix (issue 32: in-process calls were "network").
+ */
+export function callKind(config: Pick<Config, "routes" | "providers">, roles: readonly string[]): "local" | "network" | "model" {
+  const types = new Set(
+    roles.flatMap((r) => {
+      try {
+        return routeSpecs(config as Config, r).map((s) => config.providers[s.provider]?.type === "llama-cpp");
+      } catch {
+        return []; // a role with no route is not called
+      }
+    }),
+  );
+  if (types.size !== 1) return types.size === 0 ? "network" : "model";
+  return types.has(true) ? "local" : "network";
+}
+
+/** "12 local calls", "1 network call". */
+export const callsText = (n: number, kind: "local" | "network" | "model") => `${n} ${kind} call${n === 1 ? "" : "s"}`;
 
 /** `--json` output: one line of JSON with every control character escaped as JSON escapes it (src/terminal.ts jsonLine). */
 export const json = (io: Io, value: unknown) => io.stdout(`${jsonLine(value)}\n`);

@@ -48,14 +48,31 @@ function networkCode(e: unknown, depth = 0): string | undefined {
   return networkCode((e as { cause?: unknown }).cause, depth + 1);
 }
 
+/**
+ * A signal that fires after `ms` or when `stop` does (Ctrl-C, SIGTERM). The combined signal is
+ * returned, and the caller holds it for as long as the request runs: one that nothing references
+ * may be collected before it fires.
+ */
+export function timeoutOr(ms: number, stop: AbortSignal | undefined): AbortSignal {
+  const timeout = AbortSignal.timeout(ms);
+  return stop ? AbortSignal.any([timeout, stop]) : timeout;
+}
+
+/** The stop's reason when it fired: a check cut short by Ctrl-C or SIGTERM is the interrupted run, not a failed check. */
+function rethrowIfStopped(stop: AbortSignal | undefined): void {
+  if (stop?.aborted) throw stop.reason;
+}
+
 /** GET a JSON listing, read no further than `limit` bytes (max_reply_bytes); its status, or the reason nothing answered. */
 export async function getJson(
   url: string,
   headers: Record<string, string>,
   limit: number,
+  stop?: AbortSignal,
 ): Promise<{ status: number; body: unknown } | { unreachable: string }> {
+  const signal = timeoutOr(HTTP_TIMEOUT_MS, stop);
   try {
-    const res = await fetch(url, { headers, signal: AbortSignal.timeout(HTTP_TIMEOUT_MS) });
+    const res = await fetch(url, { headers, signal });
     let text: string;
     try {
       text = await (await capResponse(res, limit)).text();
@@ -72,6 +89,7 @@ export async function getJson(
     }
     return { status: res.status, body };
   } catch (e) {
+    rethrowIfStopped(stop);
     return { unreachable: (e as Error).name === "TimeoutError" ? `no answer in ${HTTP_TIMEOUT_MS / 1000} s` : errorLine(e) };
   }
 }
@@ -96,18 +114,19 @@ async function checkRemote(
   headers: Record<string, string>,
   keyHint: string | undefined,
   limit: number,
+  stop: AbortSignal | undefined,
 ): Promise<TargetCheck> {
   const base = ("base_url" in p && p.base_url ? p.base_url : PROVIDERS[p.type].defaultUrl).replace(/\/+$/, "");
   const auth: Record<string, string> =
     p.type === "anthropic" ? { ...(key ? { "x-api-key": key } : {}), "anthropic-version": "2023-06-01" } : key ? { authorization: `Bearer ${key}` } : {};
-  const got = await getJson(`${base}/models`, { ...auth, ...headers }, limit);
+  const got = await getJson(`${base}/models`, { ...auth, ...headers }, limit, stop);
   if ("unreachable" in got) return { ok: false, detail: `unreachable: ${base} (${got.unreachable})` };
   if (got.status === 401 || got.status === 403)
     return { ok: false, detail: `reachable · the key was refused (${got.status})${keyHint ? `: check ${keyHint}` : ""}` };
   let ids = got.status === 200 ? modelIds(got.body) : undefined;
   if (!ids && p.type === "openai-compatible") {
     // Ollama's own listing, when its OpenAI-compatible one is missing.
-    const tags = await getJson(`${base.replace(/\/v1$/, "")}/api/tags`, headers, limit);
+    const tags = await getJson(`${base.replace(/\/v1$/, "")}/api/tags`, headers, limit, stop);
     if (!("unreachable" in tags) && tags.status === 200) ids = modelIds(tags.body);
   }
   if (!ids) return { ok: true, detail: `reachable (no model listing: presence not checked, status ${got.status})` };
@@ -119,17 +138,19 @@ async function checkRemote(
 }
 
 /** The one-token structured probe: does a JSON-mode request come back (a reply cut at one token is fine)? */
-async function probeJson(target: ModelTarget, timeoutMs: number): Promise<TargetCheck> {
+async function probeJson(target: ModelTarget, timeoutMs: number, stop: AbortSignal | undefined): Promise<TargetCheck> {
   let model: Awaited<ReturnType<ModelTarget["load"]>>;
   try {
     model = await target.load();
   } catch (e) {
+    rethrowIfStopped(stop);
     return { ok: false, detail: errorLine(e) };
   }
   if (typeof model !== "object" || model.specificationVersion !== "v3") return { ok: false, detail: "JSON mode not checked (not an AI SDK v3 model)" };
   const v3 = model as LanguageModelV3;
   const schema = { type: "object" as const, properties: { ok: { type: "boolean" as const } }, required: ["ok"], additionalProperties: false };
   const mode = target.structured;
+  const signal = timeoutOr(timeoutMs, stop);
   try {
     await v3.doGenerate({
       prompt: [
@@ -140,24 +161,37 @@ async function probeJson(target: ModelTarget, timeoutMs: number): Promise<Target
       temperature: 0,
       ...(mode === "prompt" ? {} : { responseFormat: mode === "json_object" ? { type: "json" as const } : { type: "json" as const, schema, name: "probe" } }),
       providerOptions: { openai: { strictJsonSchema: false }, openaiCompatible: { strictJsonSchema: false } },
-      abortSignal: AbortSignal.timeout(timeoutMs),
+      abortSignal: signal,
     });
     const what = mode === "grammar" ? "JSON mode ok (grammar)" : mode === "prompt" ? "JSON by prompt (one-token reply ok)" : `JSON mode ok (${mode})`;
     return { ok: true, detail: what };
   } catch (e) {
+    rethrowIfStopped(stop);
     const status = (e as { statusCode?: unknown }).statusCode;
     return { ok: false, detail: `JSON-mode request failed${typeof status === "number" ? ` (${status})` : ""}: ${errorLine(e)}` };
   }
 }
 
-/** Checks every configured route; targets named by several routes are checked once. */
+/**
+ * Checks every configured route; targets named by several routes are checked once. `stop` (Ctrl-C,
+ * SIGTERM) ends every check at once — requests, model loads, the hash of a multi-GB model — and
+ * is thrown as its reason; `say` hears the engine's notices (a big model hashed once).
+ */
 export async function checkConfiguredRoutes(
   config: Config,
   env: Record<string, string | undefined>,
+  o: { stop?: AbortSignal; say?: (text: string) => void } = {},
 ): Promise<{ rows: RouteCheck[]; dispose(): Promise<void> }> {
+  const { stop } = o;
   const local = Object.values(config.providers).some((p) => p.type === "llama-cpp");
   const engineModule = local ? await import("../engines/llama-cpp/index.js") : undefined;
-  const engines = engineModule?.createLlamaEngines({ config, env, reporter: engineModule.silentReporter });
+  const engines = engineModule?.createLlamaEngines({
+    config,
+    env,
+    reporter: o.say ? engineModule.streamReporter({ write: o.say }) : engineModule.silentReporter,
+    ...(o.say ? { warn: (m: string) => o.say?.(`dissent: warning: ${m.split("\n")[0] ?? ""}\n`) } : {}),
+    ...(stop ? { signal: stop } : {}),
+  });
   const routerConfig = engineModule ? engineModule.withEngineLimits(config) : config;
   const router = configRouter(routerConfig, env, {}, engines ? { create: engines.create, identity: engines.identity } : {});
   const checks = new Map<string, Promise<TargetCheck>>();
@@ -188,6 +222,8 @@ export async function checkConfiguredRoutes(
       const problem = engineModule?.modelFileProblem(located.path, `providers.${provider}`);
       if (problem) return { ok: false, detail: problem.message };
       parts.push(`model file present (${located.path})`);
+      // The reply cache is keyed by the file's content: hashed here as a stream the signal stops, before routing needs it.
+      await engines.hash([{ name: provider, p, model }]);
     } else {
       const keyEnv = keyEnvOf(p);
       const key = keyEnv ? env[keyEnv] || undefined : undefined;
@@ -199,14 +235,14 @@ export async function checkConfiguredRoutes(
       } catch (e) {
         return { ok: false, detail: errorLine(e) };
       }
-      const remote = await checkRemote(p, model, key, headers, keyEnv, p.max_reply_bytes ?? config.maxReplyBytes);
+      const remote = await checkRemote(p, model, key, headers, keyEnv, p.max_reply_bytes ?? config.maxReplyBytes, stop);
       parts.push(remote.detail);
       if (!remote.ok) return { ok: false, detail: parts.join(" · ") };
     }
     const route = router(role);
     const target = which === "secondary" ? route.secondary : route.primary;
     if (!target) return { ok: false, detail: `${parts.join(" · ")} · no ${which} route` };
-    const probe = await probeJson(target, timeoutMs);
+    const probe = await probeJson(target, timeoutMs, stop);
     parts.push(probe.detail);
     return { ok: probe.ok, detail: parts.join(" · ") };
   };
@@ -220,16 +256,23 @@ export async function checkConfiguredRoutes(
       if (!spec) continue;
       let c = checks.get(spec);
       if (!c) {
-        c = checkTarget(role, which, spec).catch((e: unknown) => ({
-          ok: false,
-          detail: DissentError.isInstance(e) ? messageOf(e) : `check failed: ${errorLine(e)}`,
-        }));
+        c = checkTarget(role, which, spec).catch((e: unknown) => {
+          rethrowIfStopped(stop);
+          return { ok: false, detail: DissentError.isInstance(e) ? messageOf(e) : `check failed: ${errorLine(e)}` };
+        });
         checks.set(spec, c);
       }
       rows.push(c.then((t) => ({ route: role, which, target: spec, ok: t.ok, detail: t.detail })));
     }
   }
-  return { rows: await Promise.all(rows), dispose: async () => engines?.dispose() };
+  try {
+    return { rows: await Promise.all(rows), dispose: async () => engines?.dispose() };
+  } catch (e) {
+    // Stopped: every other check ends on the same signal; the engines' models are freed before the reason is thrown.
+    await Promise.allSettled(rows);
+    await engines?.dispose();
+    throw e;
+  }
 }
 
 /** Routes whose check found the same thing for the same target: one table row (`--json` keeps one per route). */
@@ -284,14 +327,15 @@ async function checkRepository(config: Config, io: Io): Promise<RepositoryCheck 
   if (!src) return undefined;
   const where = src.kind === "local" ? src.root : `${src.repo} (GitHub)`;
   const { codeContextFor } = await import("../code/for-config.js");
-  const store = await openStore(config, { env: io.env, redact: io.redact }).catch(() => undefined);
+  const store = await openStore(config, { env: io.env, redact: io.redact, signal: io.signal }).catch(() => undefined);
   let warned = "";
   try {
     const tracker =
       src.kind === "github" && config.tracker.type === "github"
-        ? (await import("../trackers/github.js")).githubTracker(config.tracker, io.env, config.source)
+        ? (await import("../trackers/github.js")).githubTracker(config.tracker, io.env, config.source, { signal: io.signal })
         : undefined;
     const map = await codeContextFor(config, {
+      signal: io.signal,
       ...(store ? { cache: store.codeIndex } : {}),
       ...(tracker ? { tracker } : {}),
       warn: (m) => {
@@ -318,6 +362,7 @@ async function checkRepository(config: Config, io: Io): Promise<RepositoryCheck 
       from_cache: map.fromCache,
     };
   } catch (e) {
+    rethrowIfStopped(io.signal);
     return { where, ok: false, detail: messageOf(e).split("\n")[0] ?? "" };
   } finally {
     await store?.close();
@@ -328,8 +373,9 @@ async function checkRepository(config: Config, io: Io): Promise<RepositoryCheck 
 export async function doctorCommand(flags: Common, io: Io): Promise<number> {
   const config = loadConfig({ ...(flags.config ? { flag: flags.config } : {}), env: io.env, cwd: io.cwd });
   io.redact = redactor(config.secrets); // a key echoed in a server's error never reaches the terminal
-  const { rows, dispose } = await checkConfiguredRoutes(config, io.env);
+  const { rows, dispose } = await checkConfiguredRoutes(config, io.env, { stop: io.signal, say: io.stderr });
   await dispose();
+  rethrowIfStopped(io.signal);
   const repository = await checkRepository(config, io);
   const ok = rows.every((r) => r.ok) && (repository?.ok ?? true);
   if (flags.json) {

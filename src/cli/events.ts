@@ -8,10 +8,13 @@ import type { Io } from "./io.js";
 import { resolutionText } from "../contracts/resolution-text.js";
 import { severityText } from "../contracts/severity-text.js";
 
-function summary(e: DissentEvent): string {
+/** Whether a provider of the config is the in-process engine (its calls are `local`, not `network`). */
+type IsLocal = (provider: string) => boolean;
+
+function summary(e: DissentEvent, local: IsLocal): string {
   switch (e.type) {
     case "ModelCall":
-      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : "network"} ${Math.round(e.latency_ms)}ms${e.queue_ms ? ` (queued ${Math.round(e.queue_ms)}ms)` : ""}${e.error ? ` error: ${e.error}` : ""}`;
+      return `${e.role} ${e.provider}:${e.model} ${e.cached ? "cached" : local(e.provider) ? "local" : "network"} ${Math.round(e.latency_ms)}ms${e.queue_ms ? ` (queued ${Math.round(e.queue_ms)}ms)` : ""}${e.error ? ` error: ${e.error}` : ""}`;
     case "AdversarialStageStarted":
       return `${e.phase} ${e.stage} (cycle ${e.cycle})`;
     case "AdversarialStageCompleted":
@@ -50,12 +53,12 @@ function summary(e: DissentEvent): string {
 }
 
 /** How one event is printed: a JSON line (`seq` left out), or the time, type, issue and a summary. */
-const line = (e: StoredEvent, json: boolean | undefined) => {
+const line = (e: StoredEvent, json: boolean | undefined, local: IsLocal) => {
   if (json) {
     const { seq: _seq, ...rest } = e;
     return `${jsonLine(rest)}\n`;
   }
-  return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${terminalSafe(summary(e))}\n`;
+  return `${e.at}  ${e.type.padEnd(24)} ${e.issue_id ?? "-"}  ${terminalSafe(summary(e, local))}\n`;
 };
 
 /**
@@ -70,7 +73,8 @@ export async function eventsCommand(opts: Common & { issue?: string; follow?: bo
     io,
     async (d) => {
       const events = await d.events(issueId !== undefined ? { issueId } : {});
-      io.stdout(events.map((e) => line(e, opts.json)).join(""));
+      const local: IsLocal = (provider) => d.config.providers[provider]?.type === "llama-cpp";
+      io.stdout(events.map((e) => line(e, opts.json, local)).join(""));
       if (!opts.follow) return 0;
       const store = await d.store();
       const after = events.length > 0 ? Math.max(...events.map((e) => e.seq)) : 0;
@@ -85,7 +89,7 @@ export async function eventsCommand(opts: Common & { issue?: string; follow?: bo
         const stop = store.follow(
           after,
           (e) => {
-            if (issueId === undefined || e.issue_id === issueId) io.stdout(line(e, opts.json));
+            if (issueId === undefined || e.issue_id === issueId) io.stdout(line(e, opts.json, local));
           },
           (e) => warn(messageOf(e)),
         );

@@ -1,7 +1,8 @@
 import { severityText } from "../contracts/severity-text.js";
 import { UsageError } from "../errors.js";
 import type { AttemptSummary, ImplementProgress, ImplementResult } from "../implement/implement-issue.js";
-import { json, withDissent, type Common } from "./common.js";
+import { IMPLEMENT_ROLES } from "../implement/roles.js";
+import { callKind, callsText, json, withDissent, type Common } from "./common.js";
 import { terminalSafe } from "../terminal.js";
 import type { Io } from "./io.js";
 import { table } from "./table.js";
@@ -36,14 +37,14 @@ function attemptTable(attempts: readonly AttemptSummary[]): string {
 }
 
 /** The human summary of `issue implement`. */
-function summaryLines(r: ImplementResult): string[] {
+function summaryLines(r: ImplementResult, kind: "local" | "network" | "model"): string[] {
   const counts = { met: 0, not_met: 0, cannot_tell: 0 };
   for (const v of r.acceptance) counts[v.verdict]++;
   const lines = [
     `issue ${r.issue}: ${r.status} · review ${r.stage.outcome} after ${r.stage.rounds} round${r.stage.rounds === 1 ? "" : "s"} · branch ${r.branch}`,
     attemptTable(r.attempts).trimEnd(),
     `acceptance: ${counts.met} met, ${counts.not_met} not met, ${counts.cannot_tell} cannot tell`,
-    `status: ${r.status}  ·  labels: ${r.labels.join(", ")}  ·  ${r.calls} network call${r.calls === 1 ? "" : "s"}`,
+    `status: ${r.status}  ·  labels: ${r.labels.join(", ")}  ·  ${callsText(r.calls, kind)}`,
   ];
   if (r.pending_concerns.length) {
     lines.push(`unresolved concerns (${r.pending_concerns.length}):`);
@@ -79,7 +80,7 @@ export async function issueImplement(id: string, opts: Common & { cache: boolean
       status.clear();
     }
     if (opts.json) json(io, result);
-    else io.stdout(`${summaryLines(result).join("\n")}\n`);
+    else io.stdout(`${summaryLines(result, callKind(d.config, IMPLEMENT_ROLES)).join("\n")}\n`);
     return 0;
   });
 }

@@ -1,4 +1,5 @@
-import type { Readable, Writable } from "node:stream";
+import { Console } from "node:console";
+import { type Readable, Writable } from "node:stream";
 import { DissentError, Interrupted, messageOf, UsageError } from "../errors.js";
 import { missingOptional } from "../opt-in.js";
 import { redact as redactKnown } from "../redact.js";
@@ -73,6 +74,27 @@ export function signalStopper(deps: StopDeps): (signal: "SIGINT" | "SIGTERM") =>
   };
 }
 
+/**
+ * The console of a CLI process, for the libraries it loads (node-llama-cpp, an SDK): dissent itself
+ * never writes through it. Whatever they print goes to stderr — never stdout, which `--json` and
+ * `dissent mcp` own — as one line starting `dissent: ` (`dissent: warning: ` for console.warn and
+ * console.error), control characters shown as \\xHH, redacted: a stack that follows is left out.
+ */
+export function libraryConsole(write: (line: string) => void): Console {
+  const sink = (prefix: string) =>
+    new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        const first = terminalSafe(String(chunk))
+          .split("\n")
+          .map((l) => l.trim())
+          .find((l) => l !== "");
+        if (first !== undefined) write(`${prefix}${first.replace(/^dissent: (?:warning: )?/, "")}\n`);
+        done();
+      },
+    });
+  return new Console({ stdout: sink("dissent: "), stderr: sink("dissent: warning: "), colorMode: false });
+}
+
 function deadlineFrom(env: Record<string, string | undefined>): number {
   const raw = env[STOP_DEADLINE_ENV];
   return raw !== undefined && /^\d{1,7}$/.test(raw) ? Number(raw) : STOP_DEADLINE_MS;
@@ -130,5 +152,7 @@ export function processIo(): Io {
     redact: (t) => redactKnown(t),
     streams: { stdin: process.stdin, stdout: process.stdout },
   };
+  // What a library prints reaches stderr as dissent's own line (issue 32: node-llama-cpp's did not).
+  globalThis.console = libraryConsole((line) => void process.stderr.write(io.redact(line)));
   return io;
 }

@@ -2,10 +2,10 @@ import { LIMITS, readCapped } from "../config/load.js";
 import { RESOLUTION_KINDS, type Concern, type ResolutionKind, type StageRun } from "../contracts/concern.js";
 import { ConfigError, UsageError } from "../errors.js";
 import type { PipelineProgress, PlanResult } from "../pipeline/plan-issue.js";
-import { STAGES } from "../pipeline/stages.js";
+import { PIPELINE_ROLES, STAGES } from "../pipeline/stages.js";
 import { severityText } from "../contracts/severity-text.js";
 import { blockedStages, type StageBlocks } from "../read-models/blocked.js";
-import { json, withDissent, type Common } from "./common.js";
+import { callKind, callsText, json, withDissent, type Common } from "./common.js";
 import { terminalSafe } from "../terminal.js";
 import type { Io } from "./io.js";
 import { costText, table } from "./table.js";
@@ -106,7 +106,8 @@ export async function issueShow(id: string, opts: Common & { artifact?: string; 
         `labels: ${out.labels.join(", ") || "none"}`,
       ];
       if (out.body.trim()) lines.push("", terminalSafe(out.body.trim()));
-      if (out.steps.length) lines.push("", stepsTable(out.steps).trimEnd(), callsLine(out.calls_cycle, out.calls_total, out.cycle));
+      if (out.steps.length)
+        lines.push("", stepsTable(out.steps).trimEnd(), callsLine(out.calls_cycle, out.calls_total, out.cycle, callKind(d.config, PIPELINE_ROLES)));
       if (out.plan) lines.push("", "## Plan", "", terminalSafe(out.plan.trim()));
       if (out.acceptance_criteria.length) lines.push("", "## Acceptance criteria", "", ...out.acceptance_criteria.map((c) => `- ${terminalSafe(c)}`));
       lines.push("", concernList(out.pending_concerns));
@@ -165,8 +166,8 @@ function stepsTable(steps: readonly StepRow[]): string {
 }
 
 /** What the total counts, said: this cycle's calls, and the issue's whole life when earlier cycles spent some. */
-const callsLine = (cycle: number, total: number, n: number) =>
-  `${cycle} network call${cycle === 1 ? "" : "s"} in cycle ${n}${total !== cycle ? `, ${total} over the issue's ${n} cycles` : ""}`;
+const callsLine = (cycle: number, total: number, n: number, kind: "local" | "network" | "model") =>
+  `${callsText(cycle, kind)} in cycle ${n}${total !== cycle ? `, ${total} over the issue's ${n} cycles` : ""}`;
 
 /**
  * What blocked each stage of the cycle, round by round, and how it ended (issue 31: the CRITICAL
@@ -260,7 +261,9 @@ export async function issuePlan(id: string, opts: Common & { cache: boolean; rep
     lines.push(stepsTable(shown.steps).trimEnd());
     if (result.stages.length) lines.push(...blockedLines(blockedStages(await d.events({ issueId: result.issue }))));
     const ran = result.calls === shown.calls_cycle ? "" : ` (${result.calls} in this run)`;
-    lines.push(`status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${callsLine(shown.calls_cycle, shown.calls_total, shown.cycle)}${ran}`);
+    lines.push(
+      `status: ${result.status}  ·  labels: ${result.labels.join(", ")}  ·  ${callsLine(shown.calls_cycle, shown.calls_total, shown.cycle, callKind(d.config, PIPELINE_ROLES))}${ran}`,
+    );
 
     lines.push(concernList(result.pending_concerns));
     lines.push(`plan: dissent issue show ${result.issue} --artifact plan`);

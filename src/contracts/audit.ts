@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isContentless } from "./content.js";
 import { lazySchema } from "./lazy-schema.js";
 import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
@@ -45,14 +46,29 @@ export const AuditReply = z.object({
 });
 export type AuditReply = z.infer<typeof AuditReply>;
 
-/** Reads a challenger reply leniently: a concern with an unknown category or severity is dropped and counted. */
+/**
+ * Reads a challenger reply leniently: a concern with an unknown category or severity is dropped and
+ * counted, and so is one whose text says nothing (no letter, or one character repeated). A reply
+ * whose every concern says nothing is no audit at all — a weak model's grammar-valid filler (212
+ * quote characters passed as `pass`, issue 32) — and is refused, so the challenger call fails visibly.
+ */
 export function readAuditReply(value: unknown): Read<AuditReply> {
   if (!isObject(value)) return { ok: false, error: "not an object" };
   const verdict = Verdict.safeParse(value.verdict);
   if (!verdict.success) return { ok: false, error: `verdict: ${issueLine(verdict.error)}` };
   const list = readList(value.concerns, AuditConcern);
   if (!list) return { ok: false, error: "concerns: expected a list" };
-  return { ok: true, value: { concerns: list.items, verdict: verdict.data }, invalid: list.invalid, dropped: list.dropped };
+  const said = list.items.filter((c) => !isContentless(c.concern));
+  const empty = list.items.filter((c) => isContentless(c.concern));
+  if (empty.length > 0 && said.length === 0) {
+    const first = empty[0]?.concern ?? "";
+    const sample = `${first.slice(0, 12).replace(/`/g, "'")}${first.length > 12 ? "…" : ""}`;
+    return {
+      ok: false,
+      error: `its ${empty.length === 1 ? "concern says" : `${empty.length} concerns say`} nothing (${first.length} character${first.length === 1 ? "" : "s"}: \`${sample}\`): a model too weak for the audit?`,
+    };
+  }
+  return { ok: true, value: { concerns: said, verdict: verdict.data }, invalid: list.invalid + empty.length, dropped: [...list.dropped, ...empty] };
 }
 
 // What runAudit does not parse is built on first use (docs/library.md "Exported schemas").

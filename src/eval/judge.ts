@@ -2,7 +2,7 @@ import type { CallRecord } from "../contracts/audit.js";
 import type { Config } from "../contracts/config.js";
 import { isFatal, messageOf, ProviderError } from "../errors.js";
 import { callModel } from "../models/call.js";
-import { routeSpecs } from "../models/router.js";
+import { resolvedModel } from "../models/router.js";
 import type { CallContext, ModelRequest } from "../models/types.js";
 import { STAGES } from "../pipeline/stages.js";
 import { dataBlock } from "../prompting/data-block.js";
@@ -80,12 +80,10 @@ export const COUNCIL_ROLES: readonly string[] = [...new Set([...STAGES.flatMap((
 
 /** A one-line warning when the judge resolves to the same model as a critic (docs/eval.md): a model grading its own council is weak evidence. */
 export function judgeSameModelWarning(config: Config): string | undefined {
-  const of = (role: string) => {
-    const s = routeSpecs(config, role)[0];
-    return s ? `${s.provider}:${s.model}` : "";
-  };
-  const judgeModel = of(JUDGE_ROLE);
-  const same = COUNCIL_ROLES.filter((r) => of(r) === judgeModel);
+  const judge = resolvedModel(config, JUDGE_ROLE);
+  if (!judge) return undefined;
+  const judgeModel = judge.shown;
+  const same = COUNCIL_ROLES.filter((r) => resolvedModel(config, r)?.key === judge.key);
   if (same.length === 0) return undefined;
   const who =
     same.length === 1

@@ -57,24 +57,28 @@ export interface AgentClone {
   baseSha: string;
   /** The user's checkout (its top folder). */
   repo: string;
+  /** Stops every git command on the clone (Ctrl-C, SIGTERM, a lost lease): git is killed with its process group. */
+  signal?: AbortSignal;
 }
 
 /** git in dissent's repository of the issue (locked: no config but its own, no hook). */
-const inRepo = (c: Pick<AgentClone, "gitDir">, args: readonly string[], o: GitOptions = {}) =>
-  git(c.gitDir, args, { ...o, env: { GIT_DIR: c.gitDir, ...o.env } });
-const lineInRepo = async (c: Pick<AgentClone, "gitDir">, args: readonly string[], o: GitOptions = {}) => (await inRepo(c, args, o)).stdout.trim();
+const inRepo = (c: Pick<AgentClone, "gitDir" | "signal">, args: readonly string[], o: GitOptions = {}) =>
+  git(c.gitDir, args, { ...stopOn(c.signal), ...o, env: { GIT_DIR: c.gitDir, ...o.env } });
+const lineInRepo = async (c: Pick<AgentClone, "gitDir" | "signal">, args: readonly string[], o: GitOptions = {}) => (await inRepo(c, args, o)).stdout.trim();
+/** The git option that stops a command on the signal, when there is one. */
+const stopOn = (signal: AbortSignal | undefined): GitOptions => (signal ? { signal } : {});
 
 /** The repository's top folder, or a UsageError naming `implement.repo` when it is not a git checkout. */
-export async function repoRoot(repo: string): Promise<string> {
+export async function repoRoot(repo: string, signal?: AbortSignal): Promise<string> {
   if (!existsSync(repo)) throw new UsageError(`implement.repo ${repo} does not exist (docs/implement.md)`);
-  const top = await git(repo, ["rev-parse", "--show-toplevel"], { scope: "user", allowFail: true });
+  const top = await git(repo, ["rev-parse", "--show-toplevel"], { scope: "user", allowFail: true, ...stopOn(signal) });
   if (top.code !== 0) throw new UsageError(`implement.repo ${repo} is not a git checkout (docs/implement.md)`);
   return top.stdout.trim();
 }
 
 /** The commit a ref of the user's checkout names, or undefined. */
-async function userCommit(repo: string, ref: string): Promise<string | undefined> {
-  const r = await git(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { scope: "user", allowFail: true });
+async function userCommit(repo: string, ref: string, signal?: AbortSignal): Promise<string | undefined> {
+  const r = await git(repo, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { scope: "user", allowFail: true, ...stopOn(signal) });
   return r.code === 0 ? r.stdout.trim() : undefined;
 }
 
@@ -84,15 +88,15 @@ async function userCommit(repo: string, ref: string): Promise<string | undefined
  * branch: an earlier run's, published), and the clone's folder. Nothing of the user's checkout is
  * written: its objects are borrowed, its base branch read.
  */
-export async function openClone(repo: string, baseBranch: string, home: string, issueId: string): Promise<AgentClone> {
+export async function openClone(repo: string, baseBranch: string, home: string, issueId: string, signal?: AbortSignal): Promise<AgentClone> {
   const branch = branchOf(issueId);
-  const base = await userCommit(repo, `refs/heads/${baseBranch}`);
+  const base = await userCommit(repo, `refs/heads/${baseBranch}`, signal);
   if (!base) throw new UsageError(`implement.base_branch ${baseBranch} is not a branch of ${repo} (docs/implement.md)`);
-  const common = await gitLine(repo, ["rev-parse", "--path-format=absolute", "--git-common-dir"], { scope: "user" });
+  const common = await gitLine(repo, ["rev-parse", "--path-format=absolute", "--git-common-dir"], { scope: "user", ...stopOn(signal) });
   const userObjects = join(common, "objects");
   const gitDir = join(ownDir(home, "git"), basename(repositoryPath(home, issueId)));
   const path = join(ownDir(home, "worktrees"), basename(clonePath(home, issueId)));
-  const c = { path, gitDir, objects: join(gitDir, "objects"), userObjects, branch, baseBranch, baseSha: base, repo };
+  const c = { path, gitDir, objects: join(gitDir, "objects"), userObjects, branch, baseBranch, baseSha: base, repo, ...(signal ? { signal } : {}) };
   if (existsSync(join(path, ".git")) && !lstatSync(join(path, ".git")).isDirectory()) {
     throw new GitError(
       `${path} is a git worktree of your repository, made by an earlier dissent: remove it with \`git worktree remove ${path}\` and run again (its branch ${branch} stays in your repository, and the new clone starts from it)`,
@@ -103,13 +107,13 @@ export async function openClone(repo: string, baseBranch: string, home: string, 
     if (existsSync(path) && readdirSync(path).length > 0)
       throw new GitError(`${path} exists but is not dissent's clone of ${branch}: move it away and run again`);
     rmSync(gitDir, { recursive: true, force: true });
-    await git(dirname(gitDir), ["init", "--bare", "--quiet", "--template=", gitDir]);
+    await git(dirname(gitDir), ["init", "--bare", "--quiet", "--template=", gitDir], stopOn(signal));
   }
   // The user's objects, borrowed read-only: git never writes into an alternate.
   writeOwnFile(ownDir(gitDir, "objects", "info"), "alternates", `${userObjects}\n`);
   await inRepo(c, ["update-ref", `refs/heads/${baseBranch}`, base]);
   if (fresh) {
-    const published = await userCommit(repo, `refs/heads/${branch}`);
+    const published = await userCommit(repo, `refs/heads/${branch}`, signal);
     await inRepo(c, ["update-ref", `refs/heads/${branch}`, published ?? base]);
   }
   ownDir(home, "worktrees", basename(path));
@@ -132,14 +136,19 @@ export async function prepareClone(c: AgentClone): Promise<void> {
   const head = await headOf(c);
   const dotGit = join(c.path, ".git");
   rmSync(dotGit, { recursive: true, force: true });
-  await git(dirname(c.path), ["init", "--quiet", "--template=", `--initial-branch=${c.branch}`, c.path]);
+  const stop = stopOn(c.signal);
+  await git(dirname(c.path), ["init", "--quiet", "--template=", `--initial-branch=${c.branch}`, c.path], stop);
   writeOwnFile(ownDir(c.path, ".git", "objects", "info"), "alternates", `${c.objects}\n`);
   const env = { GIT_DIR: dotGit, GIT_WORK_TREE: c.path };
-  await git(c.path, ["update-ref", "--stdin"], { env, stdin: `update refs/heads/${c.branch} ${head}\nupdate refs/heads/${c.baseBranch} ${c.baseSha}\n` });
+  await git(c.path, ["update-ref", "--stdin"], {
+    ...stop,
+    env,
+    stdin: `update refs/heads/${c.branch} ${head}\nupdate refs/heads/${c.baseBranch} ${c.baseSha}\n`,
+  });
   const empty = readdirSync(c.path).every((n) => n === ".git");
   // A new clone is checked out; otherwise only its index is set to the head (and refreshed), its files left as they are.
-  if (empty) await git(c.path, ["read-tree", "--reset", "-u", head], { env });
-  else await git(c.path, ["reset", "--quiet", "--mixed", head], { env, allowFail: true });
+  if (empty) await git(c.path, ["read-tree", "--reset", "-u", head], { ...stop, env });
+  else await git(c.path, ["reset", "--quiet", "--mixed", head], { ...stop, env, allowFail: true });
 }
 
 /** A loose ref file's commit, if it is a small regular file (anything else: unknown). */
@@ -225,7 +234,11 @@ export async function captureClone(c: AgentClone, message: string, signal?: Abor
 }
 
 /** The diff under review, base…commit (bounded: `truncated` when cut), and its stats, from dissent's repository. */
-export async function diffOf(c: Pick<AgentClone, "gitDir">, baseSha: string, commit: string): Promise<{ text: string; truncated: boolean; stats: DiffStats }> {
+export async function diffOf(
+  c: Pick<AgentClone, "gitDir" | "signal">,
+  baseSha: string,
+  commit: string,
+): Promise<{ text: string; truncated: boolean; stats: DiffStats }> {
   // One git call: the numstat lines first, then the patch (from its first "diff --git" line).
   const out = await inRepo(c, ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", "--numstat", "--patch", baseSha, commit]);
   const at = out.stdout.startsWith("diff --git") ? 0 : out.stdout.indexOf("\ndiff --git");
@@ -278,11 +291,9 @@ export async function publishToCheckout(c: AgentClone, commit: string): Promise<
   await git(
     c.repo,
     ["fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", c.gitDir, `refs/heads/${c.branch}:refs/heads/${c.branch}`],
-    {
-      scope: "user",
-    },
+    { scope: "user", ...stopOn(c.signal) },
   );
-  const now = await userCommit(c.repo, `refs/heads/${c.branch}`);
+  const now = await userCommit(c.repo, `refs/heads/${c.branch}`, c.signal);
   if (now !== commit) throw new GitError(`the branch ${c.branch} of ${c.repo} is at ${now ?? "nothing"}, not the reviewed commit ${commit}`);
   await inRepo(c, ["update-ref", "refs/dissent/published", commit]);
 }
@@ -292,8 +303,8 @@ export async function publishToCheckout(c: AgentClone, commit: string): Promise<
  * the issue's branch: that branch only, never the base branch, never with --force — a remote branch
  * someone else moved makes the push fail, not lose work.
  */
-export async function pushBranch(repo: string, remote: string, branch: string, commit: string): Promise<void> {
-  await git(repo, ["push", "--quiet", "--porcelain", remote, `${commit}:refs/heads/${branch}`], { scope: "user" });
+export async function pushBranch(repo: string, remote: string, branch: string, commit: string, signal?: AbortSignal): Promise<void> {
+  await git(repo, ["push", "--quiet", "--porcelain", remote, `${commit}:refs/heads/${branch}`], { scope: "user", ...stopOn(signal) });
 }
 
 /** Removes the issue's clone and repository after its merge (the branch stays in the user's checkout: it is the pull request's). */

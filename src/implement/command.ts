@@ -4,8 +4,13 @@ import { codeOf, Interrupted } from "../errors.js";
 
 /** The tail of a command's output kept in the store (docs/limits.md): the last 8 KiB. */
 export const OUTPUT_TAIL_BYTES = 8 * 1024;
-/** How long a process group told to stop (SIGTERM) has before it is killed (SIGKILL). */
+/** How long a process group told to stop at its time limit (SIGTERM) has before it is killed (SIGKILL). */
 export const KILL_GRACE_MS = 2_000;
+/**
+ * The same grace when dissent itself was told to stop (Ctrl-C, SIGTERM): shorter, so the process
+ * ends within a second of the signal (docs/errors.md "Signals") even when the agent ignores SIGTERM.
+ */
+export const INTERRUPT_GRACE_MS = 400;
 /**
  * How long the output pipes are read after the command itself exited (docs/limits.md): what it
  * wrote just before exiting is still kept, but a process it left holding the pipes (a `setsid`
@@ -96,7 +101,7 @@ export function settleAfterExit(child: ChildProcess, done: (code: number | null,
 
 /**
  * Runs a command in its own process group with a time limit (docs/implement.md): on timeout the
- * group gets SIGTERM, then SIGKILL after KILL_GRACE_MS; whatever it left running in the group is
+ * group gets SIGTERM, then SIGKILL after KILL_GRACE_MS (INTERRUPT_GRACE_MS when the signal stops it); whatever it left running in the group is
  * killed when its leader exits, and the result never waits on pipes held past that (PIPE_DRAIN_MS).
  * Output (stdout and stderr, interleaved) is never held whole: only the last `tailBytes`, redacted.
  * Never throws for the command's own failure — the result says how it ended.
@@ -114,17 +119,22 @@ export function runCommand(spec: CommandSpec): Promise<CommandRun> {
     let timedOut = false;
     let aborted = false;
     let killer: NodeJS.Timeout | undefined;
-    const stop = () => {
+    const stop = (graceMs: number) => {
       killGroup(child.pid, "SIGTERM");
-      killer ??= setTimeout(() => killGroup(child.pid, "SIGKILL"), KILL_GRACE_MS);
+      killer ??= setTimeout(() => killGroup(child.pid, "SIGKILL"), graceMs);
     };
     const timer = setTimeout(() => {
       timedOut = true;
-      stop();
+      stop(KILL_GRACE_MS);
     }, spec.timeoutMs);
     const onAbort = () => {
       aborted = true;
-      stop();
+      if (killer) {
+        // Already stopping at its time limit: the shorter grace of an interrupt from here on.
+        clearTimeout(killer);
+        killer = undefined;
+      }
+      stop(INTERRUPT_GRACE_MS);
     };
     spec.signal?.addEventListener("abort", onAbort, { once: true });
     child.stdout.on("data", (b: Buffer) => tail.push(b));

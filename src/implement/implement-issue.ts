@@ -214,7 +214,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         : `issue ${id} has no ready plan (its plan is ${row?.status ?? "not made"}); run dissent issue plan ${id} first`,
     );
   }
-  const repo = await repoRoot(settings.repo);
+  const repo = await repoRoot(settings.repo, deps.calls.signal);
   const secrets = deps.secrets ?? [];
   // bubblewrap, or none (with a warning for auto): decided before anything is taken or labelled.
   const sandbox = openSandbox(settings.sandbox, (m) => deps.warn?.(m), deps.env);
@@ -263,7 +263,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     if (!cycle) throw new UsageError(`issue ${id} has no plan; run dissent issue plan ${id} first`);
 
     await labels.moveTo("dissent-implementing");
-    const worktree = await openClone(repo, settings.baseBranch, deps.home, id);
+    const worktree = await openClone(repo, settings.baseBranch, deps.home, id, signal);
     deps.onProgress?.({ kind: "worktree", path: worktree.path, branch: worktree.branch, resumed: ledger.resuming });
 
     const plan = (await store.artifact(id, cycle.number, "plan")) ?? "";
@@ -438,7 +438,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         `the diff of issue ${id}'s branch holds a secret dissent keeps: the branch was not pushed and no pull request opened; remove it, then run dissent issue implement ${id} again (docs/implement.md#safety)`,
       );
     } else if (github && deps.tracker.openPullRequest) {
-      await pushBranch(repo, settings.remote, worktree.branch, out.commit);
+      await pushBranch(repo, settings.remote, worktree.branch, out.commit, signal);
       const opened = await deps.tracker.openPullRequest({
         issueId: id,
         head: worktree.branch,

@@ -13,6 +13,12 @@ import type { CallContext, Limiter, ModelRequest, ModelTarget, ReplySchema } fro
  * retries honouring Retry-After.
  */
 
+/**
+ * Failures an in-process model would only repeat: with temperature 0 and a fixed seed the same request
+ * gives the same tokens, so a timeout, a cut-off or an empty reply is not tried again (issue 32: 3 × 120 s).
+ */
+const REPEATED_BY_A_DETERMINISTIC_MODEL: ReadonlySet<Classified["kind"]> = new Set(["timeout", "truncated", "empty_reply"]);
+
 /** The longest Retry-After a call waits out; beyond it the call fails rather than retry early. */
 const MAX_RETRY_AFTER_MS = 60_000;
 
@@ -191,6 +197,13 @@ function unusable(reply: Received, target: ModelTarget): Classified | undefined 
   const what = `provider '${target.provider}' (${target.model})`;
   const why = notAnAnswer({ text: reply.text, finishReason: reply.finish_reason, rawFinishReason: reply.raw_finish_reason });
   if (why === undefined) return undefined;
+  const contextEnd = /^context-end:(\d+)$/.exec(reply.raw_finish_reason ?? "");
+  if (why === "truncated" && contextEnd) {
+    return {
+      kind: "truncated",
+      detail: `${what} ran into the end of its context (${contextEnd[1]} tokens, prompt and reply together) before the reply was done: raise context_size for provider '${target.provider}', or shorten the prompt`,
+    };
+  }
   if (why === "truncated" && reply.finish_reason === "length") {
     const limit = target.maxTokens ? ` (max_tokens ${target.maxTokens})` : "";
     return { kind: "truncated", detail: `${what} cut the reply off at its length limit${limit}: raise max_tokens for provider '${target.provider}'` };
@@ -241,8 +254,15 @@ export async function withRetries(
     }
     // A Retry-After longer than a minute is honoured by not retrying early: the call fails, saying so.
     const tooLong = failure.retryAfterMs !== undefined && failure.retryAfterMs > MAX_RETRY_AFTER_MS;
-    if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries || tooLong) {
+    // Every call is sent with temperature 0; with a seed, an in-process model answers a retry exactly as it did.
+    const repeats = target.local === true && ctx.seed !== undefined && REPEATED_BY_A_DETERMINISTIC_MODEL.has(failure.kind);
+    if (!RETRYABLE.has(failure.kind) || attempt >= ctx.maxRetries || tooLong || repeats) {
       if (tooLong) failure.detail += ` (the server asks to retry after ${Math.round((failure.retryAfterMs ?? 0) / 1000)} s)`;
+      if (repeats && attempt < ctx.maxRetries) {
+        const after = ctx.timeoutMs < 1000 ? `${ctx.timeoutMs} ms` : `${Math.round(ctx.timeoutMs / 1000)} s`;
+        const what = failure.kind === "timeout" ? `timed out after ${after}` : failure.detail;
+        failure.detail = `${what}; not retried: this in-process model answers the same request the same way (temperature 0, seed ${ctx.seed})${failure.kind === "timeout" ? ": raise call_timeout_ms, or route the role to a faster model" : ""}`;
+      }
       throw new AttemptsFailed(failure, attempt + 1);
     }
     await sleep(failure.retryAfterMs ?? ctx.backoffMs * 2 ** attempt, ctx.signal);

@@ -14,7 +14,8 @@ function describe(target: ModelTarget, f: AttemptsFailed): string {
     case "auth":
       return `${what} refused the request (${f.failure.status ?? "auth"}): ${detail}${target.keyHint ? `; check ${target.keyHint}` : ""}`;
     case "timeout":
-      return `${what} timed out${tries}`;
+      // An in-process model's timeout says why it was not retried (docs/local-engine.md).
+      return detail.startsWith("timed out after ") ? `${what} ${detail}` : `${what} timed out${tries}`;
     case "unreachable":
       return `could not reach ${what} at ${target.endpoint.replace(/^[^ ]+ /, "")}${tries}: ${detail}${target.unreachableHint ? `. ${target.unreachableHint}` : ""}`;
     case "empty_reply":

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import type { LanguageModel } from "ai";
 import pLimit from "p-limit";
 import type { Config, ProviderConfig } from "../contracts/config.js";
@@ -6,6 +7,7 @@ import { costUsd, type PriceSpec } from "./pricing.js";
 import { DEFAULT_MAX_REPLY_BYTES } from "./reply-cap.js";
 import { keyEnvOf, needsKey, PROVIDERS, requestExtras, resolveHeaders, type StructuredMode } from "./providers.js";
 import { roleChain } from "./role-chain.js";
+import { localPathOf, parseModelRef } from "../engines/llama-cpp/model-ref.js";
 import type { Limiter, ModelTarget, RoleRoute, Router } from "./types.js";
 
 export { PRODUCER_ROLES, roleChain } from "./role-chain.js";
@@ -92,6 +94,7 @@ export function configRouter(
       model,
       route,
       endpoint: engines.identity && p.type === "llama-cpp" ? engines.identity(provider, p, model) : type.cacheIdentity(p, model),
+      ...(p.type === "llama-cpp" ? { local: true } : {}),
       structured,
       ...(extras ? { requestExtras: extras } : {}),
       ...(keyEnv ? { keyHint: keyEnv } : {}),
@@ -171,17 +174,40 @@ export function requireKeys(config: Config, env: Record<string, string | undefin
 }
 
 /**
+ * The model a role's primary route resolves to: `provider:model` for a provider across the network,
+ * the model file (its real path) for the in-process engine — so two aliases of one GGUF, or two
+ * llama-cpp providers naming the same file, are the same model (issue 32). `shown` is what a warning says.
+ */
+export function resolvedModel(
+  config: Pick<Config, "routes" | "providers" | "baseDir" | "modelsDir">,
+  role: string,
+): { key: string; shown: string } | undefined {
+  const s = routeSpecs(config as Config, role)[0];
+  if (!s) return undefined;
+  const named = `${s.provider}:${s.model}`;
+  const p = config.providers[s.provider];
+  if (p?.type !== "llama-cpp") return { key: named, shown: named };
+  const ref = parseModelRef(p.model ?? s.model, config.baseDir);
+  if ("error" in ref) return { key: named, shown: named };
+  const path = localPathOf(ref, config.modelsDir);
+  let real = path;
+  try {
+    real = realpathSync(path);
+  } catch {
+    // not here yet (an hf: model not downloaded): its path is still the file it will be
+  }
+  return { key: `gguf ${real}`, shown: `the model file ${real}` };
+}
+
+/**
  * A one-line warning when a producer and every one of its critics (or the executor and the
- * challenger) resolve to the same provider and model: a model reviewing itself is weak dissent.
+ * challenger) resolve to the same model (resolvedModel: the same GGUF under two aliases included):
+ * a model reviewing itself is weak dissent.
  */
 export function sameModelWarning(config: Config, producer: string, critics: readonly string[], what: string): string | undefined {
-  const of = (role: string) => {
-    const s = routeSpecs(config, role)[0];
-    return s ? `${s.provider}:${s.model}` : "";
-  };
-  const p = of(producer);
-  if (critics.length === 0 || !critics.every((c) => of(c) === p)) return undefined;
-  return `${what}: ${producer} and ${critics.length === 1 ? critics[0] : `all ${critics.length} critics`} use the same model (${p}); a model reviewing itself is weak dissent — route the ${critics.length === 1 ? "reviewer" : "critics"} to another model family`;
+  const p = resolvedModel(config, producer);
+  if (!p || critics.length === 0 || !critics.every((c) => resolvedModel(config, c)?.key === p.key)) return undefined;
+  return `${what}: ${producer} and ${critics.length === 1 ? critics[0] : `all ${critics.length} critics`} use the same model (${p.shown}); a model reviewing itself is weak dissent — route the ${critics.length === 1 ? "reviewer" : "critics"} to another model family`;
 }
 
 /**
@@ -189,15 +215,12 @@ export function sameModelWarning(config: Config, producer: string, critics: read
  * provider and model as a critic it checks: a model confirming its own finding is no second opinion.
  */
 export function verifierWarning(config: Config, verifier: string, critics: readonly string[]): string | undefined {
-  const of = (role: string) => {
-    const s = routeSpecs(config, role)[0];
-    return s ? `${s.provider}:${s.model}` : "";
-  };
-  const v = of(verifier);
-  const same = [...new Set(critics)].filter((c) => of(c) === v);
+  const v = resolvedModel(config, verifier);
+  if (!v) return undefined;
+  const same = [...new Set(critics)].filter((c) => resolvedModel(config, c)?.key === v.key);
   if (!same.length) return undefined;
   const who = same.length <= 3 ? same.join(", ") : `${same.slice(0, 3).join(", ")} and ${same.length - 3} more`;
-  return `the ${verifier} uses the same model as the critic${same.length === 1 ? "" : "s"} it checks (${who}: ${v}); a second opinion from the model that raised the finding is weak — route ${verifier} to another model family`;
+  return `the ${verifier} uses the same model as the critic${same.length === 1 ? "" : "s"} it checks (${who}: ${v.shown}); a second opinion from the model that raised the finding is weak — route ${verifier} to another model family`;
 }
 
 /** One target per AI SDK model object, across routers: a library caller's second run finds its model already prepared. */

@@ -16,6 +16,8 @@ export interface ModelTarget {
   route: "primary" | "secondary";
   /** Provider type and base URL (or model file hash): part of the cache key, so two endpoints never share replies. */
   endpoint: string;
+  /** A model in this process (the llama-cpp engine), not across the network: its calls are `local` in what dissent shows. */
+  local?: boolean;
   structured: StructuredMode;
   /**
    * What the provider's config adds to every request besides the model and the messages — its

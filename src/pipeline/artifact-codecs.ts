@@ -1,4 +1,5 @@
 import type { AddressedItem } from "../contracts/concern.js";
+import { isContentless, MIN_WORDS, wordCount } from "../contracts/content.js";
 import { UsageError } from "../errors.js";
 import { parseCriteria, parseProducer, renderCriteria } from "./roles.js";
 
@@ -18,6 +19,25 @@ export interface ArtifactCodec<A> {
   encode(artifact: A): string;
   /** The artifact back from the store's form. */
   decode(stored: string): A;
+  /** Why the artifact says nothing (a producer fault: issue 32), or undefined when it can be reviewed. */
+  empty?(artifact: A): string | undefined;
+}
+
+/** Why a markdown artifact says nothing: fewer than MIN_WORDS words, or no letter at all. */
+export function emptyMarkdown(text: string): string | undefined {
+  const words = wordCount(text);
+  if (words >= MIN_WORDS && !isContentless(text)) return undefined;
+  const shown = text.trim().slice(0, 20).replace(/\s+/g, " ");
+  return `${words} word${words === 1 ? "" : "s"}${shown ? `: \`${shown.replace(/`/g, "'")}${text.trim().length > 20 ? "…" : ""}\`` : ""}`;
+}
+
+/** Why a list of acceptance criteria says nothing: no criterion, or one shorter than MIN_WORDS words. */
+export function emptyCriteria(criteria: readonly string[]): string | undefined {
+  if (criteria.length === 0) return "no criterion";
+  const i = criteria.findIndex((c) => wordCount(c) < MIN_WORDS || isContentless(c));
+  if (i === -1) return undefined;
+  const c = (criteria[i] ?? "").trim().slice(0, 40);
+  return `criterion ${i + 1} is shorter than ${MIN_WORDS} words: \`${c.replace(/`/g, "'")}\``;
 }
 
 /** A markdown artifact (the brief, the shape, the plan): the reply is the artifact, its `addressed` block cut off. */
@@ -27,6 +47,7 @@ export const markdownCodec: ArtifactCodec<string> = {
   render: (a) => a,
   encode: (a) => a,
   decode: (s) => s,
+  empty: emptyMarkdown,
 };
 
 /** The acceptance criteria: read from JSON (or a markdown list), shown as a markdown list, kept as a JSON array. */
@@ -43,4 +64,5 @@ export const criteriaCodec: ArtifactCodec<string[]> = {
     if (!Array.isArray(v) || !v.every((c) => typeof c === "string")) throw new UsageError("stored acceptance criteria are not a list of strings");
     return v;
   },
+  empty: emptyCriteria,
 };

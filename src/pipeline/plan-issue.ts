@@ -1,3 +1,4 @@
+import { fingerprint } from "../adversarial/fingerprint.js";
 import type { RoundProgress } from "../adversarial/retry-loop.js";
 import { toStageRun, type Concern, type StageRecord, type StageRun } from "../contracts/concern.js";
 import type { DissentEvent, NewEvent } from "../contracts/events.js";
@@ -7,10 +8,10 @@ import type { CallContext } from "../models/types.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import { reduce } from "../store/state.js";
 import type { TrackedIssue, Tracker } from "../trackers/port.js";
-import { criteriaCodec } from "./artifact-codecs.js";
+import { criteriaCodec, emptyMarkdown } from "./artifact-codecs.js";
 import { complexityGate } from "./complexity-gate.js";
 import { PlanningCycle } from "./cycle.js";
-import { producerFaults } from "./producer-faults.js";
+import { emptyArtifactWarning, producerFaults } from "./producer-faults.js";
 import { runIssue } from "./issue-run.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
 import { openClaims, planOutcome, quotes, reviewPlan } from "./review.js";
@@ -185,8 +186,12 @@ export async function planIssue(issueId: string, deps: PlanIssueDeps): Promise<P
           const parsed = parseProducer("planner", reply.answer);
           for (const w of producerFaults("planner", `issue ${id}'s plan`, parsed, due)) deps.warn?.(w);
           const { artifact, addressed } = parsed;
+          // A plan that says nothing is a producer fault, as in a council (issue 32): warned, and a person looks.
+          const empty = emptyMarkdown(artifact);
+          if (empty !== undefined) deps.warn?.(emptyArtifactWarning("planner", "plan", `issue ${id}'s plan`, empty));
+          const fault = empty !== undefined ? [emptyPlanConcern(id, empty, (fp) => cycle.concernId([], fp, "plan", "council"), now)] : [];
           const answered = resolutionEvents(id, due, addressed, { kind: "producer", role: "planner" }, now);
-          await cycle.commitPlan(artifact, [...answered, ...carryEvents(id, due, answered, "review", "carried")].filter(keep));
+          await cycle.commitPlan(artifact, [...answered, ...carryEvents(id, due, answered, "review", "carried"), ...fault].filter(keep));
           artifacts.plan = artifact;
         } catch (e) {
           if (!BudgetExceeded.isInstance(e)) throw e;
@@ -282,4 +287,29 @@ export function shippedGapsText(events: readonly DissentEvent[]): string | undef
     }
   }
   return lines.length ? lines.join("\n") : undefined;
+}
+
+/** The concern a trivial issue's empty plan raises: CRITICAL, for a person (a council's empty artifact raises the same). */
+function emptyPlanConcern(issueId: string, why: string, idFor: (fp: string) => string, now: () => string): NewEvent {
+  const text = `The producer of the plan wrote an artifact that says nothing (${why}): there was nothing to review or build on`;
+  const fp = fingerprint({ concern: text });
+  return {
+    type: "ConcernForwarded",
+    issue_id: issueId,
+    reason: "exhausted",
+    concern: {
+      id: idFor(fp),
+      phase: "plan",
+      stage: "planner",
+      raised_by: "council",
+      severity: "CRITICAL",
+      category: "producer_fault",
+      concern: text,
+      evidence: "",
+      must_address_by: "review",
+      human_required: true,
+      fingerprint: fp,
+      raised_at: now(),
+    },
+  };
 }

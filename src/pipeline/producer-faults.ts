@@ -1,5 +1,11 @@
 import type { AddressedItem, Concern } from "../contracts/concern.js";
 
+/** The warning for an artifact that says nothing (a producer fault: the stage does not converge on it). */
+export function emptyArtifactWarning(role: string, artifact: string, where: string, why: string): string {
+  const what = artifact === "acceptance_criteria" ? "acceptance criteria that say" : `a ${artifact} that says`;
+  return `${role} wrote ${what} nothing in ${where} (${why}): a producer fault, not reviewed and never accepted — is the model too weak for this role?`;
+}
+
 /** A Decisions heading at any level, as producers write it. */
 const DECISIONS = /^#{1,6}\s*Decisions\b/im;
 

@@ -8,7 +8,7 @@ import type { CallDoor, CallMeta } from "../models/call.js";
 import type { CallBudget, ModelRequest } from "../models/types.js";
 import type { PlanningCycle } from "./cycle.js";
 import type { Meter } from "./meter.js";
-import { producerFaults } from "./producer-faults.js";
+import { emptyArtifactWarning, producerFaults } from "./producer-faults.js";
 import { ContextLedger, type CodeSelection, type CodeSource } from "./code-context.js";
 import type { RoundDetail } from "../read-models/types.js";
 import { roundDetail, roundsArtifact, stageRoundsText } from "./round-record.js";
@@ -130,8 +130,12 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
       const reply = await call(meta, request);
       const parsed = stage.codec.read(stage.producer, reply.answer, contextTexts());
       const shown = [...(input.previous !== undefined ? input.blocking : []), ...given];
-      const warnings = producerFaults(stage.producer, `${stage.stage} round ${input.round}`, parsed, shown, stage.codec.kind === "markdown");
-      return { artifact: parsed.artifact, addressed: parsed.addressed, ...(warnings.length ? { warnings } : {}) };
+      const where = `${stage.stage} round ${input.round}`;
+      const warnings = producerFaults(stage.producer, where, parsed, shown, stage.codec.kind === "markdown");
+      // A weak model's artifact that says nothing is a producer fault: warned, counted, never converged on (issue 32).
+      const empty = stage.codec.empty?.(parsed.artifact);
+      if (empty !== undefined) warnings.push(emptyArtifactWarning(stage.producer, stage.artifact, where, empty));
+      return { artifact: parsed.artifact, addressed: parsed.addressed, ...(warnings.length ? { warnings } : {}), ...(empty !== undefined ? { empty } : {}) };
     },
   };
 

@@ -40,6 +40,11 @@ export interface RunningServer {
 
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host);
 
+/** How often a closing server closes the connections that went idle (a stream it ended, a response sent). */
+const CLOSE_POLL_MS = 20;
+/** How long a closing server lets a response still being read finish before it cuts the connection (docs/serve.md). */
+export const CLOSE_GRACE_MS = 500;
+
 /** Starts the dashboard and its API on `host:port` (Hono on Node). */
 export async function startServer(o: ServeOptions): Promise<RunningServer> {
   if (o.token === undefined && !isLoopback(o.host)) throw new UsageError(`refusing to serve ${o.host} without a token (${TOKEN_ENV})`);
@@ -69,10 +74,16 @@ export async function startServer(o: ServeOptions): Promise<RunningServer> {
     close: async () => {
       dashboard.close(); // every open stream ends its response
       await new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A stream's end reaches its connection a moment later: each connection is closed as soon as it is idle…
+        const idle = setInterval(() => server.closeIdleConnections(), CLOSE_POLL_MS);
+        // …and one whose client does not hang up (a response it does not read) is cut off after a grace period.
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(cut);
+          resolve();
+        });
         server.closeIdleConnections();
-        // A client that does not hang up is cut off after a grace period.
-        setTimeout(() => server.closeAllConnections(), 1_000).unref();
       });
     },
   };

@@ -8,6 +8,8 @@ export interface OpenStoreOptions {
   redact?: (text: string) => string;
   /** A read-only command: works on a read-only home (docs/errors.md; issue #9 defect 18). */
   readOnly?: boolean;
+  /** Stops opening a store that does not answer (Ctrl-C, SIGTERM: docs/errors.md "Signals"). */
+  signal?: AbortSignal;
 }
 
 /** Opens the store the config names: the embedded SQLite file under the home, or PostgreSQL (docs/factory.md). */
@@ -23,6 +25,7 @@ export async function openStore(config: Config, opts: OpenStoreOptions): Promise
   return openPostgresStore(url, {
     ...(opts.redact ? { redact: opts.redact } : {}),
     home: config.home,
+    ...(opts.signal ? { signal: opts.signal } : {}),
     ...(config.store.statement_timeout_ms !== undefined ? { statementTimeoutMs: config.store.statement_timeout_ms } : {}),
   });
 }

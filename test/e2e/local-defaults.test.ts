@@ -54,12 +54,12 @@ describe("no config: the resolution order", () => {
     expect(errorLine(anthropic)).toBe("dissent: error: --replay: no cached reply for role 'executor' (anthropic:claude-haiku-4-5); run once without --replay");
   });
 
-  it("nothing at all, offline: the embedded engine names the file to place, downloading nothing", async () => {
+  it("nothing at all, offline: the embedded engine names both files to place and their folder, exit 1 (no config of the user's is wrong), downloading nothing", async () => {
     const r = await run(["run", "--audit", "q"], { DISSENT_OLLAMA_URL: nobody, DISSENT_OFFLINE: "1" });
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     const dir = join(s.dir, ".cache", "dissent", "models");
     expect(errorLine(r)).toBe(
-      `dissent: error: offline: ${EMBEDDED_MODELS.executor.ref} is not in ${dir}: place its .gguf file at ${join(dir, "hf_Qwen_Qwen2.5-1.5B-Instruct.Q4_K_M.gguf")} (from https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct-GGUF), or turn offline off to download it`,
+      `dissent: error: offline: 2 models are not in ${dir}: place ${EMBEDDED_MODELS.executor.ref} as hf_Qwen_Qwen2.5-1.5B-Instruct.Q4_K_M.gguf (from https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct-GGUF) and ${EMBEDDED_MODELS.challenger.ref} as hf_bartowski_Llama-3.2-3B-Instruct.Q4_K_M.gguf (from https://huggingface.co/bartowski/Llama-3.2-3B-Instruct-GGUF) in that folder, or turn offline off to download them`,
     );
   });
 

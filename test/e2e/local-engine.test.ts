@@ -1,5 +1,6 @@
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dissent, scratch, type CliResult } from "../support/cli.js";
 import { errorLine, parseJsonOut } from "../support/e2e.js";
@@ -23,8 +24,16 @@ const config = (model: string, extra = "") =>
     "seed: 7",
     extra,
   ].join("\n");
-const run = (file: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> =>
-  dissent([...args, "--config", file], { cwd: s.dir, env: { DISSENT_HOME: home(), ...env }, timeoutMs: 60_000 });
+/**
+ * Executor and challenger share the tiny model here, so `run --audit` warns that they are the same
+ * model (issue 32: the resolved file, not the alias) — asserted once below, left out of every other check.
+ */
+const SAME_MODEL =
+  /^dissent: warning: run --audit: executor and challenger use the same model \(the model file [^)]+\.gguf\); a model reviewing itself is weak dissent — route the reviewer to another model family\n/m;
+const run = async (file: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> => {
+  const r = await dissent([...args, "--config", file], { cwd: s.dir, env: { DISSENT_HOME: home(), ...env }, timeoutMs: 60_000 });
+  return { ...r, stderr: r.stderr.replace(SAME_MODEL, "") };
+};
 
 beforeAll(() => {
   s = scratch("dissent-local-");
@@ -65,6 +74,38 @@ describe("the audit gate on an in-process model", () => {
     flipByte(join(s.dir, "elsewhere", "copy.gguf"));
     const miss = parseJsonOut(await run("copy.yaml", ["run", "--audit", "--json", "What is 2+2?"]));
     expect(miss.run.calls.map((c) => c.cached)).toEqual([false, false]);
+  }, 60_000);
+
+  it("the challenger on the same GGUF under another alias is the same model: one warning naming the file", async () => {
+    const r = await dissent(["run", "--audit", "--config", "tiny.yaml", "What is 2+2?"], { cwd: s.dir, env: { DISSENT_HOME: home() }, timeoutMs: 60_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(
+      `dissent: warning: run --audit: executor and challenger use the same model (the model file ${tiny.path}); a model reviewing itself is weak dissent — route the reviewer to another model family\n`,
+    );
+  });
+
+  it("in-process calls are local, not network: --verbose and the event log say so", async () => {
+    const r = await run("tiny.yaml", ["run", "--verbose", "--no-cache", "What is 3+3?"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^dissent: call executor\s+tiny:drafter \(primary\) {2}local {2}\d+ ms {2}in \d+ \/ out \d+ tokens$/m);
+    expect(r.stderr).not.toContain("network");
+    const events = await run("tiny.yaml", ["events"]);
+    const calls = events.stdout.split("\n").filter((l) => l.includes(" ModelCall "));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const l of calls) expect(l).toMatch(/ tiny:(drafter|judge) (local|cached) \d+ms/);
+    expect(calls.some((l) => / local /.test(l))).toBe(true);
+  });
+
+  it("a reply that runs into the end of the context names the context and its size, not max_tokens, and is not retried", async () => {
+    // No end-of-text bias: greedy decoding writes on until the context is full.
+    writeTinyGguf(join(s.dir, "endless.gguf"), { contextLength: 8192 });
+    s.write("endless.yaml", config("./endless.gguf").replace("context_size: 8192", "context_size: 1024"));
+    const r = await run("endless.yaml", ["run", "--no-cache", "What is 2+2?"]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(errorLine(r)).toMatch(
+      /^dissent: error: provider 'tiny' \(drafter\) ran into the end of its context \(\d+ tokens, prompt and reply together\) before the reply was done: raise context_size for provider 'tiny', or shorten the prompt; not retried: this in-process model answers the same request the same way \(temperature 0, seed 7\)$/,
+    );
+    expect(r.stderr).not.toContain("max_tokens");
   }, 60_000);
 
   it("--version with a llama-cpp route configured never loads the engine", async () => {
@@ -136,7 +177,9 @@ describe("an hf: model is downloaded once, with progress, and reused", () => {
 describe("without node-llama-cpp (a default install leaves the engine out, ADR-024)", () => {
   const version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { devDependencies: Record<string, string> })
     .devDependencies["node-llama-cpp"];
-  const line = `dissent: error: provider type llama-cpp needs node-llama-cpp, which a default install of dissent leaves out: run npm install node-llama-cpp@${version} (docs/local-engine.md#adding-the-engine)`;
+  // The CLI runs from this checkout: the hint installs into it, named.
+  const checkout = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
+  const line = `dissent: error: provider type llama-cpp needs node-llama-cpp, which a default install of dissent leaves out: run npm install --prefix ${checkout} node-llama-cpp@${version} (docs/local-engine.md#adding-the-engine)`;
 
   it("a model file configured: exit 2, one line with the one command that adds the engine", async () => {
     const r = await run("tiny.yaml", ["run", "--audit", "--json", "A question never asked before?"], {

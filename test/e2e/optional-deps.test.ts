@@ -47,7 +47,7 @@ describe("without the optional dependencies", () => {
       "a PostgreSQL store without pg",
       ["issue", "list"],
       "store: { type: postgres }\n",
-      /: run npm install pg@\d+\.\d+\.\d+ pg-boss@\d+\.\d+\.\d+ \(docs\/factory\.md#many-machines-postgresql\)$/,
+      /: run npm install --prefix \S+ pg@\d+\.\d+\.\d+ pg-boss@\d+\.\d+\.\d+ \(docs\/factory\.md#many-machines-postgresql\)$/,
     ],
   ] as const)("%s: exit 2, one line naming the package and how to install it", async (_name, args, extra, pkg) => {
     w = await world(byRole({}));
@@ -71,7 +71,7 @@ describe("without the optional dependencies", () => {
     const warnings = r.stderr.split("\n").filter((l) => /telemetry/.test(l));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      /run npm install @opentelemetry\/sdk-trace-base@\S+ @opentelemetry\/exporter-trace-otlp-http@\S+ @opentelemetry\/resources@\S+ \(docs\/serve\.md#traces-opentelemetry\)$/,
+      /run npm install --prefix \S+ @opentelemetry\/sdk-trace-base@\S+ @opentelemetry\/exporter-trace-otlp-http@\S+ @opentelemetry\/resources@\S+ \(docs\/serve\.md#traces-opentelemetry\)$/,
     );
   });
 });

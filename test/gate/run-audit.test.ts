@@ -170,6 +170,16 @@ describe("runAudit: one invalid concern is dropped and counted, not the whole au
     expect(r.final_output).toBe(DRAFT);
     expect(r.audit_meta).toMatchObject({ challenger_status: "ok", audit_verdict: "pass", invalid_concerns: 1, concerns: 0 });
   });
+
+  it("a concern that says nothing beside one that does is dropped and counted; the real one stands", async () => {
+    const executor = scriptedModel("exec", [DRAFT, REVISED]);
+    const challenger = scriptedModel("chal", [
+      auditReply("needs_work", [cheese, { category: "factual_risk", severity: "high", evidence: "is made of cheese", concern: '""""' }]),
+      auditReply("pass"),
+    ]);
+    const r = await runAudit({ executor, challenger, prompt: PROMPT, onWarning: () => undefined });
+    expect(r.audit_meta).toMatchObject({ challenger_status: "ok", audit_verdict: "needs_work", revised: true, invalid_concerns: 1, concerns: 1 });
+  });
 });
 
 describe("runAudit: the challenger failing opens the gate, never silently", () => {
@@ -177,6 +187,23 @@ describe("runAudit: the challenger failing opens the gate, never silently", () =
     ["throws", () => scriptedModel("chal", [new Error("model exploded")]), /model exploded/],
     ["replies with garbage", () => scriptedModel("chal", ["Looks fine to me!"]), /not JSON/],
     ["replies with the wrong schema", () => scriptedModel("chal", ['{"verdict": "approve", "notes": []}']), /verdict/],
+    // A weak model under a grammar (issue 32): valid JSON whose only concern is 212 quote characters.
+    [
+      "replies with a concern of quote characters only",
+      () => scriptedModel("chal", [auditReply("pass", [{ category: "factual_risk", severity: "high", evidence: '"'.repeat(60), concern: '"'.repeat(212) }])]),
+      /not a valid audit: .*its concern says nothing \(212 characters: `""""""""""""…`\): a model too weak for the audit\?/,
+    ],
+    [
+      "replies with concerns of one letter repeated",
+      () =>
+        scriptedModel("chal", [
+          auditReply("needs_work", [
+            { category: "factual_risk", severity: "high", evidence: "is made of cheese", concern: "w" },
+            { category: "unverifiable_claim", severity: "low", evidence: "", concern: "wwww www" },
+          ]),
+        ]),
+      /its 2 concerns say nothing/,
+    ],
   ];
 
   it.each(cases)("challenger %s → draft unchanged, status failed, error set, warning given", async (_name, make, errorPattern) => {

@@ -9,6 +9,7 @@ import { requestExtras } from "../../src/models/providers.js";
 import type { CallContext, ModelRequest, ModelTarget, RoleRoute } from "../../src/models/types.js";
 import { callBudget } from "../../src/adversarial/budget.js";
 import { redactor } from "../../src/redact.js";
+import { MockLanguageModelV3 } from "ai/test";
 import { scriptedModel } from "../support/mock-model.js";
 
 const REQUEST: ModelRequest = { system: "You are terse.", messages: [{ role: "user", content: "Say hi." }] };
@@ -200,6 +201,45 @@ describe("callModel: retries (docs/configuration.md: at most 2, with backoff, ho
     const { ctx } = harness({ primary: target(m, "primary") }, { timeoutMs: 20 });
     await expect(callModel({ role: "executor" }, REQUEST, ctx)).rejects.toThrow(/timed out/);
     expect(m.doGenerateCalls).toHaveLength(3);
+  });
+
+  it("a timed-out call to an in-process model (temperature 0, a seed) is not retried: it would only time out the same way (issue 32)", async () => {
+    const hang = (options: { abortSignal?: AbortSignal }) =>
+      new Promise<string>((_resolve, reject) => {
+        options.abortSignal?.addEventListener("abort", () => reject(options.abortSignal?.reason), { once: true });
+      });
+    const m = scriptedModel("m1", [hang, "never asked"]);
+    const { ctx, sleeps, events } = harness({ primary: { ...target(m, "primary"), endpoint: "llama-cpp 0123", local: true } }, { timeoutMs: 20 });
+    await expect(callModel({ role: "executor" }, REQUEST, ctx)).rejects.toThrow(
+      "provider 'main' (m1) timed out after 20 ms; not retried: this in-process model answers the same request the same way (temperature 0, seed 42): raise call_timeout_ms, or route the role to a faster model",
+    );
+    expect(m.doGenerateCalls).toHaveLength(1);
+    expect(sleeps).toEqual([]);
+    expect(events[0]).toMatchObject({ type: "ModelCall", attempts: 1 });
+  });
+
+  it("a reply an in-process model cut off is not retried either; one from a server still is", async () => {
+    const cutOff = (raw: string) =>
+      new MockLanguageModelV3({
+        modelId: "m1",
+        doGenerate: async () => ({
+          content: [{ type: "text", text: "partial" }],
+          finishReason: { unified: "length", raw },
+          usage: { inputTokens: { total: 5, noCache: 5, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 3, text: 3, reasoning: 0 } },
+          warnings: [],
+        }),
+      });
+    const local = cutOff("context-end:512");
+    const { ctx } = harness({ primary: { ...target(local, "primary"), endpoint: "llama-cpp 0123", local: true } });
+    // The engine says the context ran out (not a max_tokens of the config): the message names the context and its size.
+    await expect(callModel({ role: "executor" }, REQUEST, ctx)).rejects.toThrow(
+      "provider 'main' (m1) ran into the end of its context (512 tokens, prompt and reply together) before the reply was done: raise context_size for provider 'main', or shorten the prompt; not retried: this in-process model answers the same request the same way (temperature 0, seed 42)",
+    );
+    expect(local.doGenerateCalls).toHaveLength(1);
+    const remote = cutOff("length");
+    const server = harness({ primary: target(remote, "primary") });
+    await expect(callModel({ role: "executor" }, REQUEST, server.ctx)).rejects.toThrow(/cut the reply off at its length limit: raise max_tokens/);
+    expect(remote.doGenerateCalls).toHaveLength(3);
   });
 });
 

@@ -372,7 +372,8 @@ describe("the README's Quickstart, from the release tarball in an empty folder",
 });
 
 describe("the in-process engine is one command away", () => {
-  const add = `npm install node-llama-cpp@${ENGINE}`;
+  // Into the project dissent was installed in, named: the user may run dissent from anywhere.
+  const add = () => `npm install --prefix ${plain} node-llama-cpp@${ENGINE}`;
 
   it("with no config, no Ollama and no key, `dissent run` says why and the one command that adds the engine — and downloads nothing", async () => {
     const ollama = `http://127.0.0.1:${await closedPort()}`;
@@ -382,7 +383,7 @@ describe("the in-process engine is one command away", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      `dissent: error: no config file, no Ollama at ${ollama} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the embedded engine that would run models in dissent's own process is not installed: run ${add} (docs/local-engine.md#adding-the-engine); or start Ollama, or set an API key\n`,
+      `dissent: error: no config file, no Ollama at ${ollama} and neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the embedded engine that would run models in dissent's own process is not installed: run ${add()} (docs/local-engine.md#adding-the-engine); or start Ollama, or set an API key\n`,
     );
     expect(existsSync(join(home, ".cache", "dissent", "models"))).toBe(false);
   });
@@ -395,7 +396,7 @@ describe("the in-process engine is one command away", () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe("");
     expect(r.stderr).toBe(
-      `dissent: error: found no models to write a config for: no Ollama at ${ollama}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: run ${add} (docs/local-engine.md#adding-the-engine), or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]\n`,
+      `dissent: error: found no models to write a config for: no Ollama at ${ollama}, neither OPENAI_API_KEY nor ANTHROPIC_API_KEY set, and the in-process engine is not installed: run ${add()} (docs/local-engine.md#adding-the-engine), or for a server of your own (vLLM, LM Studio, a gateway) dissent init --base-url URL [--model M]\n`,
     );
     expect(existsSync(join(home, "dissent.config.yaml"))).toBe(false);
     // Once added, init writes the embedded pair.

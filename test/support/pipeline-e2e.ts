@@ -24,6 +24,7 @@ export interface ConcernJson {
   stage: string;
   raised_by: string;
   severity: string;
+  category: string;
   concern: string;
   evidence: string;
   must_address_by: string;

@@ -1,8 +1,8 @@
 import { existsSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import type { LanguageModel } from "ai";
 import type { Config, ProviderConfig } from "../../contracts/config.js";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, RunError } from "../../errors.js";
 import { importNodeLlamaCpp, openBinding, type Binding } from "./binding.js";
 import { downloadModel } from "./download.js";
 import { ModelHashes } from "./file-hash.js";
@@ -17,6 +17,8 @@ export const DEFAULT_SEQUENCES = 2;
 
 /** The sidecar in `models_dir` remembering model files' hashes. */
 export const HASHES_FILE = ".dissent-sha256.json";
+/** A model file at least this big is said before it is hashed (reading it whole takes seconds). */
+export const HASH_NOTICE_BYTES = 256 * 2 ** 20;
 
 type LlamaProvider = Extract<ProviderConfig, { type: "llama-cpp" }>;
 
@@ -36,6 +38,8 @@ export interface EngineOptions {
   known?: (uri: string) => KnownModel | undefined;
   /** Stops a download (Ctrl-C); what was fetched is kept, and the next run resumes it. */
   signal?: AbortSignal;
+  /** Where the engine's warnings go (a chat template it cannot use): one line each, said by the caller. */
+  warn?: (message: string) => void;
 }
 
 /** Where a route's model is on this machine. */
@@ -60,6 +64,11 @@ export interface LlamaEngines {
   create(name: string, p: ProviderConfig, model: string): Promise<LanguageModel>;
   /** Before the first call: downloads what the targets need (said first, with sizes), and hashes every file. */
   prepare(targets: readonly EngineTarget[], intro?: string): Promise<void>;
+  /**
+   * Hashes the model files of the targets that are here (never downloading), off the event loop's
+   * critical path and stopped by the engines' signal: `identity()` then finds them known (replay, doctor).
+   */
+  hash(targets: readonly EngineTarget[]): Promise<void>;
   /** Where a target's model file is, without loading anything (doctor). */
   locate(name: string, p: ProviderConfig, model: string): Located;
   /** Frees every model these engines loaded (the process's llama.cpp runtime stays, shared). */
@@ -106,6 +115,19 @@ function runtimeFor(gpu: "auto" | false): Promise<Binding> {
   return b;
 }
 
+/**
+ * Offline, with several models not downloaded yet: one error naming every file to place, in the one
+ * folder. The no-config default's pair is no configuration of the user's: exit 1, not 2 (issue 32).
+ */
+function offlineMissing(missing: readonly Located[], config: EngineOptions["config"]): ConfigError | RunError {
+  const files = missing.map((m) => {
+    const ref = m.ref as Extract<ModelRef, { kind: "hf" }>;
+    return `${ref.uri} as ${basename(m.path)} (from https://huggingface.co/${ref.user}/${ref.repo})`;
+  });
+  const message = `offline: ${missing.length} models are not in ${config.modelsDir}: place ${files.join(" and ")} in that folder, or turn offline off to download them`;
+  return config.source === "defaults" ? new RunError(message) : new ConfigError(message);
+}
+
 /** The engines of one configuration: one runtime per GPU setting, one loaded model per file and settings. */
 export function createLlamaEngines(o: EngineOptions): LlamaEngines {
   const { config, env, reporter } = o;
@@ -137,11 +159,9 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
     const { ref, path, present } = locate(name, p, model);
     if (present || ref.kind === "file") return Promise.resolve(path); // a missing file fails at load, in one line
     if (config.offline) {
-      return Promise.reject(
-        new ConfigError(
-          `offline: ${ref.uri} is not in ${config.modelsDir}: place its .gguf file at ${path} (from https://huggingface.co/${ref.user}/${ref.repo}), or turn offline off to download it`,
-        ),
-      );
+      const message = `offline: ${ref.uri} is not in ${config.modelsDir}: place its .gguf file at ${path} (from https://huggingface.co/${ref.user}/${ref.repo}), or turn offline off to download it`;
+      // The no-config default's models are no configuration of the user's: a failed run (1), not a bad config (2).
+      return Promise.reject(config.source === "defaults" ? new RunError(message) : new ConfigError(message));
     }
     let d = downloads.get(path);
     if (!d) {
@@ -157,6 +177,17 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
       downloads.set(path, d);
     }
     return d;
+  };
+
+  /** Hashes files as streams (stopped by the signal); a big one is said first. */
+  const hashFiles = async (paths: readonly string[]) => {
+    for (const path of paths)
+      await hashes.async(path, {
+        ...(o.signal ? { signal: o.signal } : {}),
+        onHash: (real, size) => {
+          if (size >= HASH_NOTICE_BYTES) reporter.notice(`hashing ${real} (${formatBytes(size)}) once, to key the reply cache by its content`);
+        },
+      });
   };
 
   return {
@@ -190,6 +221,7 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
             ...(lp.context_size ? { contextSize: lp.context_size } : {}),
             ...(threads ? { threads } : {}),
             ...(o.signal ? { signal: o.signal } : {}),
+            ...(o.warn ? { warn: o.warn } : {}),
           }),
         );
         loaded.catch(() => models.delete(key));
@@ -206,6 +238,11 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
         if (!wanted.has(located.path)) wanted.set(located.path, { target: t, located });
       }
       const missing = [...wanted.values()].filter((w) => !w.located.present && w.located.ref.kind === "hf");
+      if (missing.length > 1 && config.offline)
+        throw offlineMissing(
+          missing.map((m) => m.located),
+          config,
+        );
       const allKnown = missing.every(({ located }) => o.known?.(describeRef(located.ref)) !== undefined);
       // Downloading needs node-llama-cpp: a missing engine is said before any download is announced.
       if (missing.length > 0 && !config.offline) await importNodeLlamaCpp();
@@ -232,7 +269,20 @@ export function createLlamaEngines(o: EngineOptions): LlamaEngines {
         paths.push(path);
       }
       // Hash before routing, off the event loop's critical path: identity() then finds it known.
-      for (const path of paths) await hashes.async(path);
+      await hashFiles(paths);
+    },
+
+    async hash(targets) {
+      const paths = new Set<string>();
+      for (const t of targets) {
+        if (t.p.type !== "llama-cpp") continue;
+        const { path, present } = locate(t.name, t.p, t.model);
+        if (!present) continue; // identity() names it absent: nothing is cached under a hash it does not have
+        const problem = modelFileProblem(path, `providers.${t.name}`);
+        if (problem) throw problem;
+        paths.add(path);
+      }
+      await hashFiles([...paths]);
     },
 
     async dispose() {

@@ -28,10 +28,28 @@ function hashSync(path: string): string {
   return hash.digest("hex");
 }
 
-async function hashAsync(path: string): Promise<string> {
+/**
+ * The file's sha256, read as a stream: the event loop turns between chunks, so a signal (Ctrl-C,
+ * SIGTERM) is handled at once and stops the read — a multi-GB model is never hashed to the end
+ * after the user asked to stop.
+ */
+async function hashAsync(path: string, signal: AbortSignal | undefined): Promise<string> {
+  if (signal?.aborted) throw signal.reason;
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK })) hash.update(chunk as Buffer);
+  try {
+    for await (const chunk of createReadStream(path, { highWaterMark: CHUNK, ...(signal ? { signal } : {}) })) hash.update(chunk as Buffer);
+  } catch (e) {
+    if (signal?.aborted) throw signal.reason;
+    throw e;
+  }
   return hash.digest("hex");
+}
+
+/** How a streamed hash is run: the signal that stops it, and who is told before a file is read whole. */
+export interface HashOptions {
+  signal?: AbortSignal;
+  /** Called when the file is not known and is about to be read whole (its real path and size). */
+  onHash?: (path: string, size: number) => void;
 }
 
 /**
@@ -41,6 +59,8 @@ async function hashAsync(path: string): Promise<string> {
  */
 export class ModelHashes {
   private readonly memo = new Map<string, Known>();
+  /** Hashes under way, by real path: two routes to one file read it once. */
+  private readonly running = new Map<string, Promise<string>>();
   private loaded = false;
 
   constructor(private readonly sidecar: string) {}
@@ -61,14 +81,24 @@ export class ModelHashes {
     return sha256;
   }
 
-  /** The file's hash, computing it as a stream (the event loop keeps turning) when unknown. */
-  async async(path: string): Promise<string> {
+  /** The file's hash, computing it as a stream (the event loop keeps turning, the signal stops it) when unknown. */
+  async async(path: string, o: HashOptions = {}): Promise<string> {
     const { key, size, mtimeMs } = this.stat(path);
     const hit = this.lookup(key, size, mtimeMs);
     if (hit) return hit;
-    const sha256 = await hashAsync(path);
-    this.remember(key, { size, mtimeMs, sha256 });
-    return sha256;
+    const under = this.running.get(key);
+    if (under) return under;
+    o.onHash?.(key, size);
+    const p = hashAsync(path, o.signal).then((sha256) => {
+      this.remember(key, { size, mtimeMs, sha256 });
+      return sha256;
+    });
+    this.running.set(key, p);
+    try {
+      return await p;
+    } finally {
+      this.running.delete(key);
+    }
   }
 
   private stat(path: string): { key: string; size: number; mtimeMs: number } {

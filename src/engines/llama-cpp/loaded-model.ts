@@ -18,6 +18,8 @@ export interface ModelSettings {
   threads?: number;
   /** Aborts loading (Ctrl-C, SIGTERM): node-llama-cpp stops reading the file and the load fails as interrupted. */
   signal?: AbortSignal;
+  /** One line of what dissent noticed about the model (a chat template it cannot use), never node-llama-cpp's own console output. */
+  warn?: (message: string) => void;
 }
 
 /** One request to a loaded model. */
@@ -39,7 +41,7 @@ export interface Generation {
   text: string;
   /** `length` when the reply was cut off at `maxTokens` (or the context's end). */
   finish: "stop" | "length";
-  /** node-llama-cpp's own stop reason. */
+  /** node-llama-cpp's own stop reason; `context-end:<tokens>` when the reply ran into the end of the context (not a max_tokens the caller set). */
   stopReason: string;
   /** Every token of the prompt; of them, `cachedInputTokens` were already in the sequence (a shared prefix reused, not evaluated again). */
   inputTokens: number;
@@ -104,8 +106,25 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
     await model.dispose();
     throw loadFailure(e, site);
   }
-  const free: ChatWrapper = nlc.resolveChatWrapper(model, { warningLogs: false });
-  const structured: ChatWrapper = nlc.resolveChatWrapper(model, { warningLogs: false, customWrapperSettings: REASONING_OFF });
+  // A chat template node-llama-cpp cannot render is said once, in dissent's words, and a built-in chat
+  // format is used: its own fallback would write the error and a stack to the console (issue 32).
+  let templateProblem: string | undefined;
+  const wrapperFor = (custom?: typeof REASONING_OFF): ChatWrapper => {
+    const o = { warningLogs: false, ...(custom ? { customWrapperSettings: custom } : {}) };
+    if (templateProblem === undefined) {
+      try {
+        return nlc.resolveChatWrapper(model, { ...o, fallbackToOtherWrappersOnJinjaError: false });
+      } catch (e) {
+        templateProblem = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
+        s.warn?.(
+          `${s.where}: the chat template in ${s.path} cannot be used (${templateProblem.slice(0, 200)}): a built-in chat format is used instead, which may not be the model's own`,
+        );
+      }
+    }
+    return nlc.resolveChatWrapper(model, { ...o, noJinja: true });
+  };
+  const free: ChatWrapper = wrapperFor();
+  const structured: ChatWrapper = wrapperFor(REASONING_OFF);
   const grammars = new Map<string, Promise<LlamaGrammar>>();
   const grammarFor = (json: { schema?: unknown }): Promise<LlamaGrammar> => {
     const key = json.schema === undefined ? "" : canonicalJson(json.schema);
@@ -179,10 +198,12 @@ export async function loadModel(binding: Binding, s: ModelSettings): Promise<Loa
           const stopReason = r.metadata.stopReason;
           const evaluated = after.usedInputTokens - before.usedInputTokens;
           kept = true;
+          // Cut where the context ends rather than at a limit the caller asked for: max_tokens is not what to raise.
+          const contextEnd = stopReason === "maxTokens" && (req.maxTokens === undefined || req.maxTokens > room);
           return {
             text: r.response,
             finish: stopReason === "maxTokens" ? "length" : "stop",
-            stopReason,
+            stopReason: contextEnd ? `context-end:${contextSize}` : stopReason,
             inputTokens: evaluated + shared,
             cachedInputTokens: shared,
             outputTokens: after.usedOutputTokens - before.usedOutputTokens,

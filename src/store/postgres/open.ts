@@ -19,6 +19,19 @@ export interface PostgresOptions {
   codeIndexBytes?: number;
   /** The longest one statement may take (`store.statement_timeout_ms`, default STATEMENT_TIMEOUT_MS). */
   statementTimeoutMs?: number;
+  /** Stops the opening (Ctrl-C, SIGTERM): a server that never answers is not waited for, the pool is ended behind it. */
+  signal?: AbortSignal;
+}
+
+/** `work`, or the signal's reason as soon as it fires (the work itself goes on, unawaited). */
+function orStopped<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason as Error);
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
 }
 
 /** The default `store.statement_timeout_ms` (docs/limits.md): far above any statement of the store's, far below forever. */
@@ -55,14 +68,22 @@ export async function openPostgresStore(url: string, opts: PostgresOptions = {})
     query_timeout: statementMs + QUERY_GRACE_MS,
   });
   pool.on("error", () => undefined); // an idle client that dropped is replaced; the next query reports a real failure
-  try {
+  const opening = (async () => {
     const held = await checkout(pool);
     try {
       await migrate(held.client);
     } finally {
       held.release();
     }
+  })();
+  try {
+    await orStopped(opening, opts.signal);
   } catch (e) {
+    if (opts.signal?.aborted) {
+      // The connection in progress ends with the pool, later: the stop is not held back by it.
+      void opening.catch(() => undefined).finally(() => pool.end().catch(() => undefined));
+      throw opts.signal.reason;
+    }
     await pool.end().catch(() => undefined);
     if (StoreError.isInstance(e)) throw e;
     throw storeError(e, where, statementMs);
