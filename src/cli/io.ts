@@ -78,13 +78,14 @@ export function signalStopper(deps: StopDeps): (signal: "SIGINT" | "SIGTERM") =>
  * The console of a CLI process, for the libraries it loads (node-llama-cpp, an SDK): dissent itself
  * never writes through it. Whatever they print goes to stderr — never stdout, which `--json` and
  * `dissent mcp` own — as one line starting `dissent: ` (`dissent: warning: ` for console.warn and
- * console.error), control characters shown as \\xHH, redacted: a stack that follows is left out.
+ * console.error), colours dropped and other control characters shown as \\xHH, redacted: a stack that follows is left out.
  */
 export function libraryConsole(write: (line: string) => void): Console {
   const sink = (prefix: string) =>
     new Writable({
       write(chunk: Buffer | string, _encoding, done) {
-        const first = terminalSafe(String(chunk))
+        // A library's colours (SGR and other CSI sequences) are dropped; any other control character is shown.
+        const first = terminalSafe(String(chunk).replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, ""))
           .split("\n")
           .map((l) => l.trim())
           .find((l) => l !== "");
