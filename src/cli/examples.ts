@@ -15,6 +15,10 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ["Print the executor's answer, unaudited:", 'dissent run "Summarise RFC 9110 in three bullets."'],
     ["Audit the answer; a needs_work verdict gets one revision:", 'dissent run --audit "How long should a 20 lb turkey thaw in the fridge?"'],
     [
+      "As a CI check: exit 3 on needs_work, 4 if the challenger failed, 5 if the revision added facts:",
+      "dissent run --audit --fail-on needs_work,challenger_failed,drift --json < prompt.txt",
+    ],
+    [
       "Add a constraint and a policy file (both repeatable):",
       'dissent run --audit --constraint "At most 3 bullet points." --policy policies/metric.md "Roast potatoes?"',
     ],

@@ -48,6 +48,12 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
         )
         .argument("[prompt]", "the prompt; read from stdin when omitted and stdin is not a TTY")
         .option("--audit", "audit the draft with the challenger")
+        .option(
+          "--fail-on <conditions>",
+          "with --audit, exit non-zero (after printing the answer) when a condition holds: needs_work (exit 3), challenger_failed (4), drift (5); a comma list, repeatable; the highest code wins",
+          collect,
+          [],
+        )
         .option("--constraint <text|file>", "add a constraint, as text or a file path (repeatable)", collect, [])
         .option("--policy <text|file>", "add a policy, as text or a file path (repeatable)", collect, []),
     ),
