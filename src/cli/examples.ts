@@ -81,6 +81,7 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
   ],
   eval: [
     ["Measure the configured challenger on the bundled drafts:", "dissent eval gate --html report.html"],
+    ["Measure the revision-drift check on the bundled revisions (no model calls):", "dissent eval drift"],
     ["Compare two runs' reports:", "dissent eval compare before.json after.json"],
   ],
   "eval gate": [
@@ -89,6 +90,10 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ["Your own labelled set, its first 10 items:", "dissent eval gate --set my-drafts.yaml --limit 10"],
   ],
   "eval pipeline": [["Plan the first 4 bundled issues and judge the plans and councils:", "dissent eval pipeline --limit 4"]],
+  "eval drift": [
+    ["Measure the revision-drift check on the bundled real-model revisions (deterministic; no model calls):", "dissent eval drift"],
+    ["Your own labelled revisions, as JSON:", "dissent eval drift --set my-revisions.json --json"],
+  ],
   "eval compare": [["Each metric of B against A, with the 95 % interval of the difference:", "dissent eval compare qwen-gemma.json qwen-frontier.json"]],
   factory: [
     ["Plan every issue labelled dissent-find as it arrives, 8 at a time:", "dissent factory --concurrency 8"],

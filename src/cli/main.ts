@@ -143,6 +143,10 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   evalOpts(evalCmd.command("pipeline").description("Plan issues with gold checklists and judge the plans and councils.")).action(async (opts) =>
     done(await (await import("./eval.js")).evalPipeline(opts, io)),
   );
+  common(evalCmd.command("drift").description("Measure the revision-drift check on labelled real-model revisions: deterministic, no model calls."))
+    .option("--set <file>", "a labelled drift set (JSON) instead of the bundled one")
+    .option("--limit <n>", "only the first N items")
+    .action(async (opts) => done(await (await import("./eval.js")).evalDrift(opts, io)));
   common(
     evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>"),
   ).action(async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)));
