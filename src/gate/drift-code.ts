@@ -53,6 +53,8 @@ export const PROSE_KEYWORDS = new Set(["None", "True", "False", "Null", "NULL", 
 const STRING_RE = /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g;
 const COMMENT_RE = /(?:^|\s)(?:#|\/\/)[^\n]*/g;
 const IDENT = /[A-Za-z_$][\w$]*/y;
+/** The distinct API names read from one text's code (their de-duplication is quadratic in them). */
+const MAX_APIS = 1000;
 
 /** Names a piece of code binds itself: assigned, imported as, defined, its parameters and loop variables. */
 function boundNames(code: string): Set<string> {
@@ -140,6 +142,7 @@ export function apiNames(text: string, regions: readonly [number, number][]): Ap
     if (names.length === 0) continue;
     const chain = parts.join(".");
     if (!out.has(chain)) out.set(chain, { text: chain, names });
+    if (out.size >= MAX_APIS) break;
   }
   // A chain another one says in full is left to it: `urllib.request` and `urlopen` to `urllib.request.urlopen`.
   const all = [...out.values()];

@@ -227,28 +227,62 @@ export function sameQuantity(a: Figure, b: Figure): boolean {
   return a.unit.key === b.unit.key || (a.unit.dim === b.unit.dim && a.unit.dim !== "temp" && a.unit.factor === b.unit.factor);
 }
 
-/** `given` converted to `to`'s unit, when both measure the same dimension in different units. */
-function converted(given: Figure, to: UnitDef): number | undefined {
-  const from = given.unit;
-  if (!from || from.dim !== to.dim || from.key === to.key) return undefined;
-  if (from.dim === "temp") return from.key === "F" ? ((given.value - 32) * 5) / 9 : (given.value * 9) / 5 + 32;
-  if (from.dim === "money" || from.dim === "percent" || from.dim === "people" || from.dim === "night") return undefined;
-  return (given.value * from.factor) / to.factor;
-}
+/** Dimensions whose units do not convert into one another (money, percentages, people, nights). */
+const NO_CONVERSION = new Set(["money", "percent", "people", "night"]);
+
+/** A figure's value as an index key: equal within the precision `sameQuantity` compares at. */
+const valueKey = (v: number) => String(Number(v.toPrecision(12)));
 
 /**
- * A conversion of a given quantity into the figure's unit (`¼ cup` → `60 ml`, `425 °F` → `220 °C`),
- * rounded as conversions are written: within 5 % (2 degrees for a temperature).
+ * The given figures, indexed for the questions drift asks of every figure of a revision — "the same
+ * quantity given?", "the same value given in any unit?", "a conversion of a given quantity?" — each
+ * a lookup or a binary search, so a long revision against a long draft stays linear in its figures.
  */
-export function isConversion(f: Figure, given: readonly Figure[]): boolean {
-  if (!f.unit) return false;
-  for (const g of given) {
-    const v = converted(g, f.unit);
-    if (v === undefined) continue;
-    const slack = f.unit.dim === "temp" ? Math.max(2, Math.abs(f.value) * 0.02) : Math.abs(f.value) * 0.05;
-    if (Math.abs(v - f.value) <= slack) return true;
+export class FigureIndex {
+  private readonly byValue = new Map<string, Figure[]>();
+  private readonly byUnit = new Map<string, { def: UnitDef; values: Pool }>();
+  constructor(figures: readonly Figure[]) {
+    const units = new Map<string, { def: UnitDef; values: number[] }>();
+    for (const f of figures) this.add(f, units);
+    for (const [k, u] of units) this.byUnit.set(k, { def: u.def, values: new Pool(u.values) });
   }
-  return false;
+  private add(f: Figure, units: Map<string, { def: UnitDef; values: number[] }>): void {
+    const k = valueKey(f.value);
+    const list = this.byValue.get(k);
+    if (list) list.push(f);
+    else this.byValue.set(k, [f]);
+    if (f.unit && !NO_CONVERSION.has(f.unit.dim)) {
+      const u = units.get(f.unit.key) ?? { def: f.unit, values: [] };
+      u.values.push(f.value);
+      units.set(f.unit.key, u);
+    }
+  }
+  /** The same quantity is given: the same value, and no other unit of what it measures. */
+  has(f: Figure): boolean {
+    return (this.byValue.get(valueKey(f.value)) ?? []).some((g) => sameQuantity(f, g));
+  }
+  /** The value is given, in whatever unit. */
+  hasValue(v: number): boolean {
+    return this.byValue.has(valueKey(v));
+  }
+  /**
+   * A conversion of a given quantity into the figure's unit (`¼ cup` → `60 ml`, `425 °F` → `220 °C`),
+   * rounded as conversions are written: within 5 % (2 degrees for a temperature).
+   */
+  converts(f: Figure): boolean {
+    const to = f.unit;
+    if (!to || NO_CONVERSION.has(to.dim)) return false;
+    const slack = to.dim === "temp" ? Math.max(2, Math.abs(f.value) * 0.02) : Math.abs(f.value) * 0.05;
+    for (const { def: from, values } of this.byUnit.values()) {
+      if (from.dim !== to.dim || from.key === to.key) continue;
+      if (to.dim === "temp") {
+        // The given value that converts to this one, and the slack in the given unit.
+        const g = from.key === "F" ? (f.value * 9) / 5 + 32 : ((f.value - 32) * 5) / 9;
+        if (values.has(g, from.key === "F" ? (slack * 9) / 5 : (slack * 5) / 9)) return true;
+      } else if (values.has((f.value * to.factor) / from.factor, (slack * to.factor) / from.factor)) return true;
+    }
+    return false;
+  }
 }
 
 /** A sorted pool of values: "is there one within `slack` of `b`?" by binary search. */

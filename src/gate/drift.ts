@@ -2,7 +2,7 @@ import { normalize } from "../adversarial/grounding.js";
 import type { DriftToken } from "../contracts/audit.js";
 import type { ChallengeInput } from "./challenge.js";
 import { apiNames, blank, codeRegions, PROSE_KEYWORDS, type ApiName } from "./drift-code.js";
-import { figuresOf, isConversion, isDerived, Operands, sameQuantity, type Figure } from "./drift-quantities.js";
+import { FigureIndex, figuresOf, isDerived, Operands, sameQuantity, type Figure } from "./drift-quantities.js";
 
 /**
  * Revision drift (docs/run.md, "Revision drift"; ADR-015 §7; ADR-008 §5): facts in a revision that
@@ -191,7 +191,7 @@ function sentencesOf(text: string): Sentence[] {
   let start = 0;
   const push = (end: number) => {
     const t = text.slice(start, end);
-    if (/[\p{L}\p{N}]/u.test(t) && out.length < MAX_SENTENCES) {
+    if (/[\p{L}\p{N}]/u.test(t)) {
       const key = normalize(t);
       out.push({ start, end, key, words: new Set(key.match(/[\p{L}\p{N}]+/gu) ?? []) });
     }
@@ -220,9 +220,9 @@ const PAIRED = 0.4;
  * The revision's rewritten sentences, each with the draft sentence it rewrites: a revision sentence
  * that is not in the draft, paired with the most alike draft sentence that is not in the revision.
  */
-function rewrites(revision: string, draft: string): [Sentence, Sentence][] {
-  const rev = sentencesOf(revision);
-  const old = sentencesOf(draft);
+function rewrites(revAll: readonly Sentence[], oldAll: readonly Sentence[]): [Sentence, Sentence][] {
+  const rev = revAll.slice(0, MAX_SENTENCES);
+  const old = oldAll.slice(0, MAX_SENTENCES);
   const revKeys = new Set(rev.map((s) => s.key));
   const oldKeys = new Set(old.map((s) => s.key));
   const gone = old.filter((s) => !revKeys.has(s.key));
@@ -244,6 +244,17 @@ function rewrites(revision: string, draft: string): [Sentence, Sentence][] {
 /** What a figure measures, for telling a replaced value: its dimension, or `bare`. */
 const groupOf = (f: Figure) => f.unit?.dim ?? "bare";
 const within = (f: Figure, s: Sentence) => f.index >= s.start && f.index < s.end;
+/** The index of the last sentence starting at or before `index` (binary search; 0 when none does). */
+function locate(sentences: readonly Sentence[], index: number): number {
+  let lo = 0;
+  let hi = sentences.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((sentences[mid] as Sentence).start <= index) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
 
 /** Where a drift check reads its facts from: the user's own words (prompt, constraints, policies) and the draft the revision rewrites. */
 export interface DriftSources {
@@ -313,58 +324,88 @@ const REFERENCE =
 function figureDrift(rev: Facts, user: Facts, draftFacts: Facts | undefined, revision: string, draft: string | undefined): string[] {
   const figures = rev.figures;
   if (figures.length === 0) return [];
-  const userFigures = user.figures;
   const draftFigures = draftFacts?.figures ?? [];
-  const given = draftFigures.length ? [...userFigures, ...draftFigures] : userFigures;
+  const given = new FigureIndex(draftFigures.length ? [...user.figures, ...draftFigures] : user.figures);
   const numbering = draftFacts ? new Set([...user.numbering, ...draftFacts.numbering]) : user.numbering;
   const supported = new Set<Figure>();
   const direct = (f: Figure) =>
-    given.some((g) => sameQuantity(f, g)) ||
-    isConversion(f, given) ||
-    (numbering.has(f.value) && REFERENCE.test(revision.slice(Math.max(0, f.index - 24), f.index)));
+    given.has(f) || given.converts(f) || (numbering.has(f.value) && REFERENCE.test(revision.slice(Math.max(0, f.index - 24), f.index)));
   for (const f of figures) if (direct(f)) supported.add(f);
   const unsupported = figures.filter((f) => !supported.has(f));
-  // Arithmetic only when something is left to explain: the operands, and the revision's sentences for "beside it".
+  const tokenOf = (f: Figure) => (f.word || given.hasValue(f.value) ? f.span : f.text);
+  if (unsupported.length === 0 && draft === undefined) return [];
+  // Arithmetic and replacements read the revision's sentences: each figure's, found once by binary search.
+  const sentences = sentencesOf(revision);
+  const sentenceOf = new Map(figures.map((f) => [f, locate(sentences, f.index)]));
+  /** The supported figures of each sentence: what "beside it" may draw on (at most 64 a sentence). */
+  const beside = new Map<number, Figure[]>();
+  const support = (f: Figure) => {
+    supported.add(f);
+    const at = sentenceOf.get(f) ?? -1;
+    const list = beside.get(at) ?? [];
+    if (list.length < 64) list.push(f);
+    beside.set(at, list);
+  };
+  for (const f of figures) if (supported.has(f)) support(f);
   let operands: Operands | undefined;
-  let sentences: Sentence[] | undefined;
   const ops = () => {
     if (!operands) {
       operands = new Operands();
-      for (const g of given) operands.add(g);
+      for (const g of user.figures) operands.add(g);
+      for (const g of draftFigures) operands.add(g);
     }
     return operands;
   };
-  const sentenceOf = (f: Figure) => (sentences ??= sentencesOf(revision)).find((s) => within(f, s));
-  const near = (f: Figure) => {
-    const s = sentenceOf(f);
-    const o = new Operands();
-    for (const g of supported) if (g !== f && s && within(g, s)) o.add(g);
-    return o;
+  const derived = (f: Figure) => {
+    const near = new Operands();
+    for (const g of beside.get(sentenceOf.get(f) ?? -1) ?? []) if (g !== f) near.add(g);
+    return isDerived(f, near, ops());
   };
-  const derived = (f: Figure) => isDerived(f, near(f), ops());
   const drifted: string[] = [];
-  const tokenOf = (f: Figure) => (f.word || given.some((g) => g.value === f.value) ? f.span : f.text);
   /** Figures the revision worked out itself (and repeats of them): supported as replacements too. */
   const worked = new Set<Figure>();
+  const workedValues = new Map<string, Figure[]>();
+  const workedAlready = (f: Figure) => (workedValues.get(String(f.value)) ?? []).some((g) => sameQuantity(f, g));
   for (const f of unsupported) {
     // A value the revision worked out and then repeats (`= $11,025` … `you'd have $11,025`) is supported once it is.
-    if ([...worked].some((g) => sameQuantity(f, g)) || derived(f)) {
-      supported.add(f);
+    if (workedAlready(f) || derived(f)) {
+      support(f);
       worked.add(f);
-      ops().add(f);
+      const same = workedValues.get(String(f.value));
+      if (same) same.push(f);
+      else workedValues.set(String(f.value), [f]);
     } else drifted.push(tokenOf(f));
   }
-  if (draft === undefined || supported.size === 0) return drifted;
+  if (draft === undefined || draftFacts === undefined || supported.size === 0) return drifted;
   // Replacements: in a rewritten sentence, a figure of a kind whose draft figure of that kind is gone.
-  for (const [s, old] of rewrites(revision, draft)) {
-    const now = figures.filter((f) => supported.has(f) && within(f, s));
-    if (now.length === 0) continue;
-    const before = draftFigures.filter((f) => within(f, old));
+  const oldSentences = sentencesOf(draft);
+  const byRevisionSentence = new Map<Sentence, Figure[]>();
+  for (const f of figures) {
+    const s = sentences[sentenceOf.get(f) ?? -1];
+    if (!s || !supported.has(f)) continue;
+    const list = byRevisionSentence.get(s);
+    if (list) list.push(f);
+    else byRevisionSentence.set(s, [f]);
+  }
+  const byDraftSentence = new Map<Sentence, Figure[]>();
+  for (const f of draftFigures) {
+    const s = oldSentences[locate(oldSentences, f.index)];
+    if (!s || !within(f, s)) continue;
+    const list = byDraftSentence.get(s);
+    if (list) list.push(f);
+    else byDraftSentence.set(s, [f]);
+  }
+  const userIndex = new FigureIndex(user.figures);
+  for (const [s, old] of rewrites(sentences, oldSentences)) {
+    // At most 256 figures a sentence are compared (the comparison is quadratic in them).
+    const now = (byRevisionSentence.get(s) ?? []).slice(0, 256);
+    const before = (byDraftSentence.get(old) ?? []).slice(0, 256);
+    if (now.length === 0 || before.length === 0) continue;
     for (const f of now) {
       if (before.some((b) => sameQuantity(f, b))) continue; // kept
       const g = groupOf(f);
       if (!before.some((b) => groupOf(b) === g && !now.some((n) => sameQuantity(n, b)))) continue; // nothing of its kind was replaced
-      if (worked.has(f) || userFigures.some((u) => sameQuantity(f, u)) || isConversion(f, given) || derived(f)) continue;
+      if (worked.has(f) || userIndex.has(f) || given.converts(f) || derived(f)) continue;
       drifted.push(f.span);
     }
   }
