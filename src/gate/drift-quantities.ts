@@ -118,17 +118,16 @@ const WORD_VALUES: Record<string, number> = {
 const FRACTIONS: Record<string, number> = { "¼": 0.25, "½": 0.5, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 0.125, "⅜": 0.375, "⅝": 0.625, "⅞": 0.875 };
 
 /**
- * A figure: digits (thousands separators, decimals), a fraction (`1/4`, `4¼`, `¼`), or a spelled
- * number (`six`, `twenty-five`). Never inside a word (`v2`, `H2O`), nor joined to one by a hyphen
- * (`utf-8`, `COVID-19`: names, not figures).
+ * A figure in digits: thousands separators, decimals, a fraction (`1/4`, `4¼`, `¼`). Never inside a
+ * word (`v2`, `H2O`), nor joined to one by a hyphen (`utf-8`, `COVID-19`: names, not figures).
  */
-const FIGURE_RE = new RegExp(
-  [
-    "(?<![\\p{L}\\d.,/]|\\p{L}-)(\\d+(?:[.,]\\d+)*)(?:\\s?(\\/)\\s?(\\d+)|([¼½¾⅓⅔⅛⅜⅝⅞]))?(?![\\p{L}\\d]|\\/\\d)",
-    "(?<![\\p{L}\\d])([¼½¾⅓⅔⅛⅜⅝⅞])",
-    `\\b(${Object.keys(WORD_VALUES).join("|")})(?:-(one|two|three|four|five|six|seven|eight|nine))?\\b`,
-  ].join("|"),
-  "giu",
+const DIGITS_RE = /(?<![\p{L}\d.,/]|\p{L}-)(\d+(?:[.,]\d+)*)(?:\s?(\/)\s?(\d+)|([¼½¾⅓⅔⅛⅜⅝⅞]))?(?![\p{L}\d]|\/\d)|(?<![\p{L}\d])([¼½¾⅓⅔⅛⅜⅝⅞])/gu;
+/** A spelled number (`six`, `Twenty-five`), ASCII words only: no Unicode flag, so a plain fast scan. */
+const WORDS_RE = new RegExp(
+  `\\b(${Object.keys(WORD_VALUES)
+    .map((w) => `[${w[0]}${(w[0] as string).toUpperCase()}]${w.slice(1)}`)
+    .join("|")})(?:-(one|two|three|four|five|six|seven|eight|nine))?\\b`,
+  "g",
 );
 /** What joins the two ends of a range: `4–5`, `4 - 5`, `3 to 6`, `4 or 5`, `between 4 and 6`. */
 const RANGE_JOIN = /^\s?(?:[–—-]|to|or|and)\s?$/u;
@@ -160,53 +159,70 @@ function stepOf(d: string): number {
   return 10 ** -decimals;
 }
 
-/** The figures of a text (blank out dates, URLs and numbering first: they are not figures). */
-export function figuresOf(text: string): Figure[] {
-  const found: Figure[] = [];
-  FIGURE_RE.lastIndex = 0;
-  for (let m = FIGURE_RE.exec(text); m !== null; m = FIGURE_RE.exec(text)) {
-    const [all, digits, slash, denom, frac, lone, word, wordUnit] = m;
-    let value: number;
-    let step = 1;
+/** The figure at a match: its value and the step its digits show. */
+function figureAt(text: string, m: RegExpExecArray, word: boolean): Figure | undefined {
+  const all = m[0];
+  let value: number;
+  let step = 1;
+  let hasDigits = false;
+  if (word) {
+    const [, w, tail] = m;
+    value = (WORD_VALUES[(w ?? "").toLowerCase()] ?? 0) + (tail ? (WORD_VALUES[tail] ?? 0) : 0);
+  } else {
+    const [, digits, slash, denom, frac, lone] = m;
     if (digits !== undefined) {
+      hasDigits = true;
       value = digitsValue(digits);
       step = stepOf(digits);
-      if (slash && denom) value = Number(denom) === 0 ? value : value / Number(denom);
+      if (slash && denom && Number(denom) !== 0) value /= Number(denom);
       if (frac) value += FRACTIONS[frac] ?? 0;
       if (slash || frac) step = 0.01;
-    } else if (lone !== undefined) {
-      value = FRACTIONS[lone] ?? 0;
-      step = 0.01;
     } else {
-      const w = (word ?? "").toLowerCase();
-      value = (WORD_VALUES[w] ?? 0) + (wordUnit ? (WORD_VALUES[wordUnit.toLowerCase()] ?? 0) : 0);
+      value = FRACTIONS[lone ?? ""] ?? 0;
+      step = 0.01;
     }
-    const index = m.index;
-    let end = index + all.length;
-    // A currency sign just before the figure is its unit.
-    const before = text.slice(Math.max(0, index - 2), index).replace(/\s$/, "");
-    let unitDef = CURRENCY[before.slice(-1)];
+  }
+  const index = m.index;
+  let end = index + all.length;
+  // A currency sign just before the figure is its unit.
+  const before = text.slice(Math.max(0, index - 2), index).replace(/\s$/, "");
+  let unitDef = CURRENCY[before.slice(-1)];
+  if (!unitDef) {
     const after = UNIT_AFTER.exec(text.slice(end, end + 24));
-    if (after?.[1] && !unitDef) {
-      const name = after[1];
-      // `in`, `m`, `s`, `h`, `l`, `g` alone are units only right after digits (`5 m`, `10 g`), never after a word (`six m…`).
-      const def = UNITS[name] ?? UNITS[name.toLowerCase()];
-      if (def && !(digits === undefined && name.length === 1)) {
-        unitDef = def;
-        end += after[0].length;
+    const name = after?.[1];
+    const def = name ? UNITS[name] : undefined;
+    // `m`, `s`, `h`, `l`, `g` alone are units only right after digits (`5 m`, `10 g`), never after a word.
+    if (after && def && (hasDigits || (name?.length ?? 0) > 1)) {
+      unitDef = def;
+      end += after[0].length;
+    }
+  }
+  // A spelled number counts only as a quantity (`six nights`); alone it is a word (`one of them`, `two ways`).
+  if (word && !unitDef) return undefined;
+  return { value, text: all, span: text.slice(index, end), index, end, ...(unitDef ? { unit: unitDef } : {}), word, step };
+}
+
+/** The figures of a text (blank out dates, URLs and numbering first: they are not figures); `scan` says which forms to look for. */
+export function figuresOf(text: string, scan: { digits: boolean; words: boolean } = { digits: true, words: true }): Figure[] {
+  const found: Figure[] = [];
+  if (scan.digits) {
+    DIGITS_RE.lastIndex = 0;
+    for (let m = DIGITS_RE.exec(text); m !== null; m = DIGITS_RE.exec(text)) {
+      const f = figureAt(text, m, false);
+      if (f) found.push(f);
+    }
+  }
+  if (scan.words) {
+    let words = false;
+    WORDS_RE.lastIndex = 0;
+    for (let m = WORDS_RE.exec(text); m !== null; m = WORDS_RE.exec(text)) {
+      const f = figureAt(text, m, true);
+      if (f) {
+        found.push(f);
+        words = true;
       }
     }
-    found.push({
-      value,
-      text: all,
-      span: text.slice(index, end),
-      index,
-      end,
-      ...(unitDef ? { unit: unitDef } : {}),
-      word: digits === undefined && lone === undefined,
-      step,
-    });
-    if (all === "") FIGURE_RE.lastIndex++;
+    if (words) found.sort((a, b) => a.index - b.index);
   }
   // A range's first end takes the unit of its second: `3 to 6 months`, `4–5 days`, `4¼ to 5 hours`.
   for (let i = found.length - 2; i >= 0; i--) {
@@ -216,8 +232,7 @@ export function figuresOf(text: string): Figure[] {
     found[i] = { ...a, unit: b.unit, span: text.slice(a.index, b.end) };
     found[i + 1] = { ...b, span: text.slice(a.index, b.end) };
   }
-  // A spelled number counts only as a quantity (`six nights`); alone it is a word (`one of them`, `two ways`).
-  return found.filter((f) => !f.word || f.unit !== undefined);
+  return found;
 }
 
 /** Two figures are the same quantity: the same value, and no two different units of what they measure. */
@@ -230,8 +245,8 @@ export function sameQuantity(a: Figure, b: Figure): boolean {
 /** Dimensions whose units do not convert into one another (money, percentages, people, nights). */
 const NO_CONVERSION = new Set(["money", "percent", "people", "night"]);
 
-/** A figure's value as an index key: equal within the precision `sameQuantity` compares at. */
-const valueKey = (v: number) => String(Number(v.toPrecision(12)));
+/** A figure's value as an index key: equal within the precision `sameQuantity` compares at (a whole number is its own key). */
+const valueKey = (v: number) => (Number.isInteger(v) ? v : Number(v.toPrecision(12)));
 
 /**
  * The given figures, indexed for the questions drift asks of every figure of a revision — "the same
@@ -239,7 +254,7 @@ const valueKey = (v: number) => String(Number(v.toPrecision(12)));
  * a lookup or a binary search, so a long revision against a long draft stays linear in its figures.
  */
 export class FigureIndex {
-  private readonly byValue = new Map<string, Figure[]>();
+  private readonly byValue = new Map<number, Figure[]>();
   private readonly byUnit = new Map<string, { def: UnitDef; values: Pool }>();
   constructor(figures: readonly Figure[]) {
     const units = new Map<string, { def: UnitDef; values: number[] }>();

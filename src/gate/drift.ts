@@ -56,8 +56,7 @@ function matchesOf(text: string, re: RegExp): RegExpExecArray[] {
 
 /** Every full date has four digits in a row or a digit, `/` or `.`, digit; a day and month has a month's name. */
 const MAY_HOLD_DATE = /\d{4}|\d[/.]\d/;
-const MAY_HOLD_DAY_MONTH =
-  /\d\s*(?:[–-]\s*\d{1,2}\s*)?(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d/i;
+const MAY_HOLD_DAY_MONTH = /jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec/i;
 
 /**
  * The matches of a global regex, and the text with them blanked out (keeping offsets, so a date's
@@ -108,37 +107,57 @@ const NO_FACTS: Map<string, string> = new Map();
 /** The map to add a fact of a kind to: a fresh one the first time, never the shared empty one. */
 const adding = (m: Map<string, string>) => (m === NO_FACTS ? new Map<string, string>() : m);
 
-function factsOf(text: string): Facts {
+/** Which kinds of fact a reading needs: a source is read only for the kinds its revision holds. */
+interface Need {
+  figures: boolean;
+  names: boolean;
+  apis: boolean;
+}
+const ALL: Need = { figures: true, names: true, apis: true };
+
+/** The cheap tests that say a text may hold a kind of fact at all; the costly scans run only then. */
+const MAY_HOLD_URL = /:\/\/|www\./i;
+const MAY_HOLD_FIGURE = /\d|[¼½¾⅓⅔⅛⅜⅝⅞]/;
+const MAY_HOLD_NUMBER_WORD =
+  /(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|teen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|dozen)\b/i;
+const MAY_HOLD_NUMBERING = /^[ \t]*(?:#{1,6}[ \t]+|[-*+][ \t]+)?\d{1,3}[.)][ \t]/m;
+
+function factsOf(text: string, need: Need = ALL): Facts {
   let urls = NO_FACTS;
   let dates = NO_FACTS;
   let names = NO_FACTS;
-  const url = scan(text, URL_RE);
+  const url = MAY_HOLD_URL.test(text) ? scan(text, URL_RE) : { found: [], rest: text };
   for (const m of url.found) (urls = adding(urls)).set(urlKey(m[0]), m[0].replace(/[.,;:!?]+$/, ""));
   // Code is not prose: its API names are read apart, its numeric literals are figures, its strings and keywords are neither.
   const regions = codeRegions(url.rest);
-  const apis = apiNames(url.rest, regions);
-  const codeFigures = regions.length ? codeLiterals(url.rest, regions) : [];
+  const apis = need.apis ? apiNames(url.rest, regions) : [];
+  const codeFigures = regions.length && need.figures ? codeLiterals(url.rest, regions) : [];
   const prose = blank(url.rest, regions);
   const date = MAY_HOLD_DATE.test(prose) ? scan(prose, DATE_RE) : { found: [], rest: prose };
   for (const m of date.found) (dates = adding(dates)).set(dateKey(m[0]), m[0]);
   const dayMonth = MAY_HOLD_DAY_MONTH.test(date.rest) ? scan(date.rest, DAY_MONTH_RE) : { found: [], rest: date.rest };
   for (const m of dayMonth.found) for (const key of dayMonthKeys(m[0])) (dates = adding(dates)).set(key, m[0].trim());
   const numbering = new Set<number>();
-  const rest = dayMonth.rest.replace(LIST_NUMBER, (m, indent: string) => {
-    numbering.add(Number(m.slice(indent.length, -1)));
-    return indent + " ".repeat(m.length - indent.length);
-  });
-  const figures = /\d|[¼½¾⅓⅔⅛⅜⅝⅞]|[a-z]{3}/i.test(rest) ? figuresOf(rest) : [];
-  for (const m of matchesOf(rest, NAME_RE)) {
-    let words = m[0].split(/[ \t]+/);
-    // The capital of a sentence's first word is grammar: drop that word, keep any name after it.
-    if (SENTENCE_START.test(rest.slice(Math.max(0, (m.index ?? 0) - 12), m.index))) words = words.slice(1);
-    // Keywords a text capitalises (None, True) are no names.
-    words = words.filter((w) => !PROSE_KEYWORDS.has(w));
-    const name = words.join(" ").replace(/['’-]+$/u, "");
-    if (name.replace(/[^\p{L}]/gu, "").length < 2) continue;
-    (names = adding(names)).set(normalize(name), name);
-  }
+  const rest = MAY_HOLD_NUMBERING.test(dayMonth.rest)
+    ? dayMonth.rest.replace(LIST_NUMBER, (m, indent: string) => {
+        numbering.add(Number(m.slice(indent.length, -1)));
+        return indent + " ".repeat(m.length - indent.length);
+      })
+    : dayMonth.rest;
+  const digits = MAY_HOLD_FIGURE.test(rest);
+  const words = MAY_HOLD_NUMBER_WORD.test(rest);
+  const figures = need.figures && (digits || words) ? figuresOf(rest, { digits, words }) : [];
+  if (need.names)
+    for (const m of matchesOf(rest, NAME_RE)) {
+      let parts = m[0].split(/[ \t]+/);
+      // The capital of a sentence's first word is grammar: drop that word, keep any name after it.
+      if (SENTENCE_START.test(rest.slice(Math.max(0, (m.index ?? 0) - 12), m.index))) parts = parts.slice(1);
+      // Keywords a text capitalises (None, True) are no names.
+      parts = parts.filter((w) => !PROSE_KEYWORDS.has(w));
+      const name = parts.join(" ").replace(/['’-]+$/u, "");
+      if (name.replace(/[^\p{L}]/gu, "").length < 2) continue;
+      (names = adding(names)).set(normalize(name), name);
+    }
   return { urls, dates, figures: codeFigures.length ? [...figures, ...codeFigures] : figures, numbering, names, apis };
 }
 
@@ -151,7 +170,7 @@ function codeLiterals(text: string, regions: readonly [number, number][]): Figur
       .replace(/"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'/g, (q) => " ".repeat(q.length))
       .replace(/(?:^|\s)(?:#|\/\/)[^\n]*/g, (c) => " ".repeat(c.length))
       .replace(/^[ \t]*(?:```|~~~)[^\n]*/, (f) => " ".repeat(f.length));
-    for (const f of figuresOf(code)) if (!f.word) out.push({ ...f, index: f.index + s, end: f.end + s, span: f.text, text: f.text });
+    for (const f of figuresOf(code, { digits: true, words: false })) out.push({ ...f, index: f.index + s, end: f.end + s, span: f.text, text: f.text });
   }
   return out.map(({ unit: _unit, ...f }) => f);
 }
@@ -280,8 +299,10 @@ export function driftAgainst(revision: string, sources: DriftSources): DriftToke
   if (rev.urls.size + rev.dates.size + rev.figures.length + rev.names.size + rev.apis.length === 0) return [];
   const userText = sources.user.join("\n");
   const source = sources.draft === undefined ? userText : `${userText}\n${sources.draft}`;
-  const user = factsOf(userText);
-  const draft = sources.draft === undefined ? undefined : factsOf(sources.draft);
+  // The sources are read only for the kinds of fact the revision holds (dates and URLs always: they blank digits).
+  const need: Need = { figures: rev.figures.length > 0, names: rev.names.size > 0, apis: false };
+  const user = factsOf(userText, need);
+  const draft = sources.draft === undefined ? undefined : factsOf(sources.draft, need);
   const srcUrls = draft ? new Map([...user.urls, ...draft.urls]) : user.urls;
   const srcDates = draft ? new Map([...user.dates, ...draft.dates]) : user.dates;
   const srcNames = draft ? new Map([...user.names, ...draft.names]) : user.names;
@@ -310,6 +331,32 @@ export function driftAgainst(revision: string, sources: DriftSources): DriftToke
   return out;
 }
 
+/**
+ * Could any figure of the revision replace one of the draft's: is there a kind (a dimension, or
+ * bare) with a figure on each side that are not one quantity? A cheap, sound test before sentences
+ * are paired — an unchanged answer, or one whose figures all stand as they were, skips the pairing.
+ */
+function mayReplace(revision: readonly Figure[], draft: readonly Figure[]): boolean {
+  const kinds = (fs: readonly Figure[]) => {
+    const m = new Map<string, Set<string>>();
+    for (const f of fs) {
+      const g = groupOf(f);
+      const set = m.get(g) ?? new Set<string>();
+      set.add(`${f.unit?.key ?? ""}|${f.value}`);
+      m.set(g, set);
+    }
+    return m;
+  };
+  const now = kinds(revision);
+  for (const [g, before] of kinds(draft)) {
+    const after = now.get(g);
+    if (!after) continue;
+    if (after.size > 1 || before.size > 1) return true;
+    if ([...after][0] !== [...before][0]) return true;
+  }
+  return false;
+}
+
 /** A figure that points at a numbered step of the text (`step 2`, `steps 1–3`): supported by the given text's numbering. */
 const REFERENCE =
   /\b(?:steps?|sections?|items?|points?|stages?|parts?|phases?|chapters?|questions?|options?|rules?|no\.)\s*(?:\d{1,3}\s*(?:[–-]|to|and|or|,)\s*)?$/i;
@@ -333,7 +380,9 @@ function figureDrift(rev: Facts, user: Facts, draftFacts: Facts | undefined, rev
   for (const f of figures) if (direct(f)) supported.add(f);
   const unsupported = figures.filter((f) => !supported.has(f));
   const tokenOf = (f: Figure) => (f.word || given.hasValue(f.value) ? f.span : f.text);
-  if (unsupported.length === 0 && draft === undefined) return [];
+  // A replacement needs a draft figure and a revision figure of one kind that differ; with none, and every figure given, there is nothing to do.
+  const vanished = draftFigures.length > 0 && mayReplace(figures, draftFigures);
+  if (unsupported.length === 0 && !vanished) return [];
   // Arithmetic and replacements read the revision's sentences: each figure's, found once by binary search.
   const sentences = sentencesOf(revision);
   const sentenceOf = new Map(figures.map((f) => [f, locate(sentences, f.index)]));
@@ -376,7 +425,7 @@ function figureDrift(rev: Facts, user: Facts, draftFacts: Facts | undefined, rev
       else workedValues.set(String(f.value), [f]);
     } else drifted.push(tokenOf(f));
   }
-  if (draft === undefined || draftFacts === undefined || supported.size === 0) return drifted;
+  if (draft === undefined || draftFacts === undefined || supported.size === 0 || !vanished) return drifted;
   // Replacements: in a rewritten sentence, a figure of a kind whose draft figure of that kind is gone.
   const oldSentences = sentencesOf(draft);
   const byRevisionSentence = new Map<Sentence, Figure[]>();
