@@ -417,7 +417,9 @@ if (section("heap")) {
     const h = heapOf(which);
     const key = which.replace("-", "_");
     put(`heap_${key}_mb`, `heap after GC, ${what}`, h.heap_mb, "MB");
-    put(`heap_${key}_ratio`, `  … / bare SDK`, h.heap_mb / bare.heap_mb, "×", "≤ 1.10", h.heap_mb / bare.heap_mb <= 1.1);
+    // The package entry's import-heap goal is withdrawn (issue 31 item 9): its exported schemas are ordinary zod objects, built at import.
+    const goal = which === "gate" ? [] : ["≤ 1.10", h.heap_mb / bare.heap_mb <= 1.1];
+    put(`heap_${key}_ratio`, `  … / bare SDK`, h.heap_mb / bare.heap_mb, "×", ...goal);
     put(`timers_left_${key}`, `  timers alive after the last call`, h.timers, "", "0", h.timers === 0);
   }
 }

@@ -6,7 +6,7 @@
 //   setup         the command and the issue, from the inputs or the event; the key of the install cache
 //   install       npm ci and the build in the action's folder, unless the cache restored them
 //   wiki-restore  the wiki branch's entries into the dissent home (known gaps from earlier issues)
-//   run           the dissent command, its status and plan-url outputs, and the step summary
+//   run           the dissent command, its status, plan-url and result-file outputs, and the step summary
 //   wiki-save     the entries this run wrote, committed to the wiki branch (retried on a race)
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -22,7 +22,9 @@ const EVENT_COMMANDS = {
   issue_comment: () => "comment",
   issues: (event) => (event?.action === "closed" ? "merged" : "plan"),
 };
-const COMMANDS = ["plan", "implement", "comment", "merged"];
+const COMMANDS = ["plan", "implement", "comment", "merged", "audit"];
+/** The most bytes of a prompt the audit command reads: what `dissent run` accepts (docs/limits.md). */
+const MAX_PROMPT_BYTES = 1024 * 1024;
 
 /** One line on stderr, prefixed as dissent's own; the Action's log shows it. */
 const say = (line) => process.stderr.write(`dissent: ${line}\n`);
@@ -92,8 +94,12 @@ function setup() {
     command = pick(event);
   }
   if (!COMMANDS.includes(command)) fail(`command must be ${COMMANDS.slice(0, -1).join(", ")} or ${COMMANDS.at(-1)}, not '${command}'`);
-  const issue = env.INPUT_ISSUE || String(event?.issue?.number ?? "");
-  if (!/^[1-9][0-9]{0,9}$/.test(issue)) fail("no issue number: give the issue input, or run on an issues or issue_comment event");
+  // audit gates a prompt, not an issue: it needs the prompt instead, and keeps one home (its reply cache) for every run.
+  const issue = command === "audit" ? "" : env.INPUT_ISSUE || String(event?.issue?.number ?? "");
+  if (command === "audit") {
+    if (!env.INPUT_PROMPT && !env.INPUT_PROMPT_FILE) fail("command audit needs the prompt input or the prompt-file input");
+    if (env.INPUT_PROMPT && env.INPUT_PROMPT_FILE) fail("give the prompt input or the prompt-file input, not both");
+  } else if (!/^[1-9][0-9]{0,9}$/.test(issue)) fail("no issue number: give the issue input, or run on an issues or issue_comment event");
   if ((command === "comment" || command === "merged") && !env.GITHUB_EVENT_PATH)
     fail(`command ${command} reads the event payload, and this run has none ($GITHUB_EVENT_PATH)`);
 
@@ -107,7 +113,7 @@ function setup() {
     if (existsSync(join(ACTION, f))) src.update(`${f}\0`).update(readFileSync(join(ACTION, f)));
   for (const d of ["src", "scripts"]) treeHash(src, join(ACTION, d));
   const node = process.versions.node.split(".")[0];
-  output({ command, issue, "deps-key": `node${node}-${lock}-${src.digest("hex").slice(0, 16)}` });
+  output({ command, issue, "home-key": issue || command, "deps-key": `node${node}-${lock}-${src.digest("hex").slice(0, 16)}` });
 }
 
 // ------------------------------------------------------------------ install
@@ -254,6 +260,15 @@ const md = (s) =>
     .replace(/[|<>[\]\\`*_]/g, (c) => `\\${c}`)
     .slice(0, 500);
 
+/** The audit command's prompt: the input's text, or the file's (relative to the workspace), bounded as `dissent run` bounds it. */
+function auditPrompt() {
+  if (env.PROMPT) return env.PROMPT;
+  const path = join(env.GITHUB_WORKSPACE || process.cwd(), env.PROMPT_FILE ?? "");
+  if (!existsSync(path) || !statSync(path).isFile()) fail(`prompt-file ${env.PROMPT_FILE}: no such file in the workspace (check the repository out first)`);
+  if (statSync(path).size > MAX_PROMPT_BYTES) fail(`prompt-file ${env.PROMPT_FILE} is larger than ${MAX_PROMPT_BYTES / 1024} KiB, the limit`);
+  return readCapped(path, MAX_PROMPT_BYTES);
+}
+
 function run() {
   const command = env.COMMAND;
   const issue = env.ISSUE;
@@ -262,14 +277,25 @@ function run() {
     merged: ["github", "closed", "--event", env.GITHUB_EVENT_PATH ?? ""],
     plan: ["issue", "plan", issue],
     implement: ["issue", "implement", issue],
+    audit: ["run", "--audit"],
   }[command];
   if (!args) fail(`command must be one of ${COMMANDS.join(", ")}, not '${command}'`);
+  // The gate reads its prompt on stdin (no argument-length limit, nothing of it in the process list); --fail-on as given, checked by dissent.
+  let input;
+  if (command === "audit") {
+    input = auditPrompt();
+    if (env.FAIL_ON) args.push("--fail-on", env.FAIL_ON);
+  }
   const childEnv = { ...env };
   for (const k of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]) if (!childEnv[k]) delete childEnv[k]; // an empty input is no key
   for (const k of Object.keys(childEnv)) if (k.startsWith("INPUT_")) delete childEnv[k];
   const outFile = join(TEMP, "dissent-out.json");
   const fd = openSync(outFile, "w");
-  const r = spawnSync(process.execPath, [join(ACTION, "dist", "cli", "bin.js"), ...args, "--json"], { env: childEnv, stdio: ["ignore", fd, "inherit"] });
+  const r = spawnSync(process.execPath, [join(ACTION, "dist", "cli", "bin.js"), ...args, "--json"], {
+    env: childEnv,
+    stdio: [input === undefined ? "ignore" : "pipe", fd, "inherit"],
+    ...(input === undefined ? {} : { input }),
+  });
   closeSync(fd);
   let out;
   try {
@@ -277,18 +303,44 @@ function run() {
   } catch {
     out = undefined;
   }
-  const status = typeof out?.status === "string" ? out.status : "failed";
+  const status = command === "audit" ? auditStatus(out) : typeof out?.status === "string" ? out.status : "failed";
   const planUrl = typeof out?.plan_url === "string" ? out.plan_url : "";
-  output({ status, "plan-url": planUrl });
-  if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, summary(command, issue, status, planUrl, out));
+  output({ status, "plan-url": planUrl, "result-file": out ? outFile : "" });
+  if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, summary(command, issue, status, planUrl, out, r.status));
   process.exit(r.status ?? (r.signal === "SIGTERM" ? 143 : 1));
 }
 
+/** The audit's status: the verdict, or challenger_failed; failed when dissent printed no result. */
+function auditStatus(out) {
+  const meta = out?.audit_meta;
+  if (!meta) return "failed";
+  if (meta.challenger_status === "failed") return "challenger_failed";
+  return typeof meta.audit_verdict === "string" ? meta.audit_verdict : "failed";
+}
+
+/** The audit's summary: the verdict, what failed the step, the grounded concerns and any drift. */
+function auditSummary(status, out, code) {
+  const meta = out.audit_meta ?? {};
+  const lines = [`### dissent audit: ${status}${code ? ` (exit ${code}: --fail-on)` : ""}`, ""];
+  lines.push(`${meta.concerns ?? 0} grounded concern${meta.concerns === 1 ? "" : "s"}${meta.revised ? "; the answer was revised once" : ""}.`);
+  if (meta.challenger_error) lines.push("", `The challenger failed, so the answer is unaudited: ${md(meta.challenger_error)}`);
+  const concerns = Array.isArray(out.audit?.concerns) ? out.audit.concerns : [];
+  if (concerns.length) {
+    lines.push("", "| severity | category | evidence | concern |", "|---|---|---|---|");
+    for (const c of concerns.slice(0, 20)) lines.push(`| ${md(c.severity)} | ${md(c.category)} | ${md(c.evidence)} | ${md(c.concern)} |`);
+  }
+  const drift = Array.isArray(meta.revision_drift) ? meta.revision_drift : [];
+  if (drift.length) lines.push("", `Revision drift — facts found in nothing given: ${drift.map((d) => md(d.text)).join(", ")}`);
+  return lines;
+}
+
 /** The job summary: what dissent did, and where to read it. */
-function summary(command, issue, status, planUrl, out) {
+function summary(command, issue, status, planUrl, out, code) {
   const plan = planUrl ? ` · [the plan](${planUrl})` : "";
   const lines = [];
-  if (!out) lines.push(`### dissent ${command} · #${issue}: failed`, "", "dissent printed no result: its error is in the log above.");
+  if (!out && command === "audit") lines.push("### dissent audit: failed", "", "dissent printed no result: its error is in the log above.");
+  else if (!out) lines.push(`### dissent ${command} · #${issue}: failed`, "", "dissent printed no result: its error is in the log above.");
+  else if (command === "audit") lines.push(...auditSummary(status, out, code >= 3 && code <= 5 ? code : 0));
   else if (command === "comment") lines.push(`### dissent · comment on #${issue}: ${status}${plan}`, "", md(out.detail));
   else if (command === "merged") lines.push(`### dissent · #${issue} closed: ${status.replace("_", " ")}`, "", md(out.detail));
   else {

@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { UsageError } from "../errors.js";
 import { writeNoFollow } from "../files/write.js";
 import { compareReports, readReport, type Comparison } from "../eval/compare.js";
+import { loadDriftSet, runDriftEval, type DriftReport } from "../eval/drift-eval.js";
 import { formatCi, formatUsd, formatValue, metricRows, renderHtml } from "../eval/html.js";
 import { JUDGE_ROLE, judgeSameModelWarning } from "../eval/judge.js";
 import type { EvalReport, UsageJson } from "../eval/report.js";
@@ -184,6 +185,50 @@ export async function evalCompare(a: string, b: string, opts: Common, io: Io): P
     const c = compareReports(ra, rb, { a, b }, { resamples: ra.bootstrap.resamples, seed: ra.bootstrap.seed, confidence: ra.bootstrap.confidence });
     if (opts.json) json(io, c);
     else io.stdout(comparisonTable(c));
+    return 0;
+  } catch (e) {
+    return fail(e, io, Boolean(opts.verbose));
+  }
+}
+
+const DRIFT_LABELS: Record<string, string> = {
+  precision: "precision (flagged tokens that are drift)",
+  recall: "recall (drift flagged)",
+  revision_precision: "flagged revisions that hold drift",
+  revision_recall: "revisions with drift that were flagged",
+  listed_false_alarm_rate: "listed non-drift flagged (false alarms)",
+};
+
+/** The stdout table of `eval drift`: the rates, the goals of ADR-036, then each item the check got wrong. */
+export function driftTable(r: DriftReport): string {
+  const head = `dissent eval drift · the deterministic check, no model calls · ${r.set.items} revisions (${r.set.name})\n`;
+  const est = (e: { value: number | null; ci: [number, number] | null; num: number; den: number }) => [
+    formatValue(e.value),
+    formatCi(e.ci),
+    `${e.num}/${e.den}`,
+  ];
+  const rows = Object.entries(DRIFT_LABELS).map(([k, label]) => [label, ...est(r.metrics[k as Exclude<keyof DriftReport["metrics"], "per_case">])]);
+  for (const [c, m] of Object.entries(r.metrics.per_case)) {
+    if (m.recall.den > 0) rows.push([`  ${c}: recall`, ...est(m.recall)]);
+    if (m.listed_false_alarm_rate.den > 0) rows.push([`  ${c}: listed non-drift flagged`, ...est(m.listed_false_alarm_rate)]);
+  }
+  const missed = r.items.filter((o) => o.missed.length > 0);
+  const alarms = r.items.filter((o) => o.false_alarms.length > 0);
+  const lines = [
+    `goals (ADR-036): precision ≥ 0.8 — ${(r.metrics.precision.value ?? 0) >= 0.8 ? "met" : "MISSED"}; every labelled drift flagged — ${missed.length === 0 ? "met" : "MISSED"}`,
+    ...missed.map((o) => `  missed in ${o.id}: ${o.missed.join(", ")}`),
+    ...alarms.map((o) => `  false alarm in ${o.id}: ${o.false_alarms.join(", ")}`),
+  ];
+  return `${head}${table(["metric", "value", "95% interval", "n"], rows)}${lines.join("\n")}\n`;
+}
+
+/** `dissent eval drift` (docs/eval.md): needs no config and calls no model. */
+export async function evalDrift(opts: EvalOptions, io: Io): Promise<number> {
+  try {
+    const set = loadDriftSet(opts.set ? resolve(io.cwd, opts.set) : undefined, parseLimit(opts.limit), opts.set);
+    const report = runDriftEval(set);
+    if (opts.json) json(io, report);
+    else io.stdout(driftTable(report));
     return 0;
   } catch (e) {
     return fail(e, io, Boolean(opts.verbose));

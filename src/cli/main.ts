@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { packageVersion } from "../package-root.js";
 import { linkDocs } from "./docs-links.js";
+import { addExamples } from "./examples.js";
 import { fail, type Io } from "./io.js";
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -42,15 +43,25 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     common(
       program
         .command("run")
-        .description("Executor drafts; with --audit a challenger audits the draft and at most one revision follows (ADR-008/009).")
+        .description(
+          "Answer a prompt with the executor model. With --audit, a challenger model of another family checks the answer against the constraints and policies, and at most one revision follows.",
+        )
         .argument("[prompt]", "the prompt; read from stdin when omitted and stdin is not a TTY")
         .option("--audit", "audit the draft with the challenger")
+        .option(
+          "--fail-on <conditions>",
+          "with --audit, exit non-zero (after printing the answer) when a condition holds: needs_work (exit 3), challenger_failed (4), drift (5); a comma list, repeatable; the highest code wins",
+          collect,
+          [],
+        )
         .option("--constraint <text|file>", "add a constraint, as text or a file path (repeatable)", collect, [])
         .option("--policy <text|file>", "add a policy, as text or a file path (repeatable)", collect, []),
     ),
   ).action(async (prompt: string | undefined, opts) => done(await (await import("./run.js")).runCommand(prompt, opts, io)));
 
-  const issue = program.command("issue").description("The adversarial planning pipeline of ADR-0064.");
+  const issue = program
+    .command("issue")
+    .description("Plan issues: each stage (brief, shape, plan, acceptance criteria) is argued by a council of critic models until it holds.");
   common(issue.command("new").description("Create an issue in the local tracker; prints its id."))
     .requiredOption("--title <title>", "issue title")
     .option("--body <text>", "issue body")
@@ -64,7 +75,11 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--artifact <name>", "print one artifact of the latest cycle: brief | shape | plan | acceptance_criteria")
     .option("--context", "print the code each stage's roles read: files, excerpts and context-file sections, ranked, and why")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueShow(id, opts, io)));
-  cached(common(issue.command("plan").description("Run ComplexityGate, the adversarial stages and the plan reviewer.").argument("<id>")))
+  cached(
+    common(
+      issue.command("plan").description("Plan an issue: route it by size, argue each stage with its council, then have the plan reviewed.").argument("<id>"),
+    ),
+  )
     .option("--replan", "plan an issue whose plan is already ready again (a new cycle; see docs/issue.md)")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issuePlan(id, opts, io)));
   cached(
@@ -75,7 +90,12 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
         .argument("<id>"),
     ),
   ).action(async (id: string, opts) => done(await (await import("./implement.js")).issueImplement(id, opts, io)));
-  common(issue.command("merged").description("Record the merge: unresolved concerns become ShippedWithKnownGap and wiki entries.").argument("<id>"))
+  common(
+    issue
+      .command("merged")
+      .description("Record that a pull request merged the issue: its unresolved serious concerns become known gaps in the wiki.")
+      .argument("<id>"),
+  )
     .requiredOption("--pr <n>", "the merging pull request number")
     .action(async (id: string, opts) => done(await (await import("./issue.js")).issueMerged(id, opts, io)));
   common(issue.command("resolve").description("Record by hand how a pending concern was resolved.").argument("<id>").argument("<concern_id>"))
@@ -92,7 +112,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--follow", "then print every event as any process commits it, until Ctrl-C")
     .action(async (opts) => done(await (await import("./events.js")).eventsCommand(opts, io)));
 
-  const wiki = program.command("wiki").description("Known gaps shipped despite dissent (ADR-0064 carryover).");
+  const wiki = program.command("wiki").description("Known gaps: serious concerns that shipped unresolved, shown to the councils of later issues.");
   common(wiki.command("list").description("List wiki entries.")).action(async (opts) => done(await (await import("./wiki.js")).wikiList(opts, io)));
   common(wiki.command("show").description("Print one wiki entry.").argument("<entry>")).action(async (entry: string, opts) =>
     done(await (await import("./wiki.js")).wikiShow(entry, opts, io)),
@@ -124,6 +144,10 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
   evalOpts(evalCmd.command("pipeline").description("Plan issues with gold checklists and judge the plans and councils.")).action(async (opts) =>
     done(await (await import("./eval.js")).evalPipeline(opts, io)),
   );
+  common(evalCmd.command("drift").description("Measure the revision-drift check on labelled real-model revisions: deterministic, no model calls."))
+    .option("--set <file>", "a labelled drift set (JSON) instead of the bundled one")
+    .option("--limit <n>", "only the first N items")
+    .action(async (opts) => done(await (await import("./eval.js")).evalDrift(opts, io)));
   common(
     evalCmd.command("compare").description("Each metric's difference between two --json reports, with its interval.").argument("<a>").argument("<b>"),
   ).action(async (a: string, b: string, opts) => done(await (await import("./eval.js")).evalCompare(a, b, opts, io)));
@@ -163,6 +187,7 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     done(await (await import("./doctor.js")).doctorCommand(opts, io)),
   );
 
+  addExamples(program); // every --help shows what its command is for, by example (src/cli/examples.ts)
   linkDocs(program); // every --help ends with its reference page (docs/README.md maps them)
   return program;
 }

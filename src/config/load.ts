@@ -11,6 +11,7 @@ import { DEFAULT_BUDGET_TOKENS, DEFAULT_CODE_LIMITS } from "../code/limits.js";
 import { statSync } from "node:fs";
 import { keyEnvOf, resolveHeaders } from "../models/providers.js";
 import { defaultConfigFile } from "./defaults.js";
+import { unknownKeyMessage } from "./key-suggest.js";
 import { unknownRoute, unknownRouteMessage } from "./roles.js";
 import { yaml } from "./yaml.js";
 
@@ -141,7 +142,7 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   const range = (node as { range?: [number, number, number] } | undefined)?.range;
   const line = range ? `:${lineCounter.linePos(range[0]).line}` : "";
   const key = path.map(String).join(".");
-  const message = issue.code === "unrecognized_keys" ? `unknown key '${key}'` : `${key || "config"} ${issue.message}`;
+  const message = issue.code === "unrecognized_keys" ? unknownKeyMessage(ConfigFile, issue.path, issue.keys[0] ?? "") : `${key || "config"} ${issue.message}`;
   throw new ConfigError(`${file}${line}: ${message}`);
 }
 
@@ -311,6 +312,7 @@ export function configFromObject(value: unknown, opts: { env: Record<string, str
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = issue ? issue.path.map(String).join(".") : "";
+    if (issue?.code === "unrecognized_keys") throw new ConfigError(`config: ${unknownKeyMessage(ConfigFile, issue.path, issue.keys[0] ?? "")}`);
     throw new ConfigError(`config: ${key ? `${key} ` : ""}${issue?.message ?? "invalid configuration"}`);
   }
   const unknown = unknownRoute(parsed.data.routes);

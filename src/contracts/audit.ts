@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { isContentless } from "./content.js";
-import { lazySchema } from "./lazy-schema.js";
 import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
 /** The six audit categories of ADR-008 §2.1. */
@@ -71,95 +70,81 @@ export function readAuditReply(value: unknown): Read<AuditReply> {
   return { ok: true, value: { concerns: said, verdict: verdict.data }, invalid: list.invalid + empty.length, dropped: [...list.dropped, ...empty] };
 }
 
-// What runAudit does not parse is built on first use (docs/library.md "Exported schemas").
-
 /** Exactly what the challenger is given (ADR-009 §2) — nothing else. */
-export const AuditInput = lazySchema(() =>
-  z.object({
-    prompt: z.string(),
-    executor_output: z.string(),
-    constraints: z.array(z.string()),
-    policies: z.array(z.string()),
-  }),
-);
+export const AuditInput = z.object({
+  prompt: z.string(),
+  executor_output: z.string(),
+  constraints: z.array(z.string()),
+  policies: z.array(z.string()),
+});
 export type AuditInput = z.infer<typeof AuditInput>;
 
 /** One model call as reported in `run.calls` (docs/run.md); `error` on a call that failed. */
-export const CallRecord = lazySchema(() =>
-  z.object({
-    role: z.string(),
-    provider: z.string(),
-    model: z.string(),
-    route: z.enum(["primary", "secondary"]),
-    cached: z.boolean(),
-    /** The request's own time, from sending it to its end (retries included), without any wait for a slot. */
-    latency_ms: z.number(),
-    /** Time the call waited for a slot of its provider's `max_concurrency` (network calls only; 0 when it did not wait). */
-    queue_ms: z.number().optional(),
-    input_tokens: z.number(),
-    output_tokens: z.number(),
-    /** Of `input_tokens`, those the provider read from its prompt cache (docs/serve.md "Cost"); 0 when it reported none. */
-    cached_input_tokens: z.number().optional(),
-    /** Of `input_tokens`, those the provider wrote to its prompt cache, where it reports them (Anthropic). */
-    cache_write_input_tokens: z.number().optional(),
-    /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (docs/serve.md). */
-    cost_usd: z.number().nullable().optional(),
-    error: z.string().optional(),
-  }),
-);
+export const CallRecord = z.object({
+  role: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  route: z.enum(["primary", "secondary"]),
+  cached: z.boolean(),
+  /** The request's own time, from sending it to its end (retries included), without any wait for a slot. */
+  latency_ms: z.number(),
+  /** Time the call waited for a slot of its provider's `max_concurrency` (network calls only; 0 when it did not wait). */
+  queue_ms: z.number().optional(),
+  input_tokens: z.number(),
+  output_tokens: z.number(),
+  /** Of `input_tokens`, those the provider read from its prompt cache (docs/serve.md "Cost"); 0 when it reported none. */
+  cached_input_tokens: z.number().optional(),
+  /** Of `input_tokens`, those the provider wrote to its prompt cache, where it reports them (Anthropic). */
+  cache_write_input_tokens: z.number().optional(),
+  /** USD, from the price table or the provider's `prices:`; null when the model's price is unknown (docs/serve.md). */
+  cost_usd: z.number().nullable().optional(),
+  error: z.string().optional(),
+});
 export type CallRecord = z.infer<typeof CallRecord>;
 
 /** A grounded concern as `--json` shows it (docs/run.md): no `suggested_fix`. */
-export const ShownConcern = lazySchema(() =>
-  z.object({
-    category: z.string(),
-    severity: z.string(),
-    evidence: z.string(),
-    concern: z.string(),
-  }),
-);
+export const ShownConcern = z.object({
+  category: z.string(),
+  severity: z.string(),
+  evidence: z.string(),
+  concern: z.string(),
+});
 export type ShownConcern = z.infer<typeof ShownConcern>;
 
 /** A fact a revision brought in that nothing the executor was given holds (docs/run.md, "Revision drift"). */
-export const DriftToken = lazySchema(() =>
-  z.object({
-    kind: z.enum(["url", "date", "number", "name"]),
-    /** As the revision wrote it. */
-    text: z.string(),
-  }),
-);
+export const DriftToken = z.object({
+  kind: z.enum(["url", "date", "number", "name"]),
+  /** As the revision wrote it. */
+  text: z.string(),
+});
 export type DriftToken = z.infer<typeof DriftToken>;
 
 /** Machine-readable audit metadata (ADR-009 §3). */
-export const AuditMeta = lazySchema(() =>
-  z.object({
-    audit_used: z.boolean(),
-    audit_verdict: z.enum(["pass", "needs_work"]).nullable(),
-    revised: z.boolean(),
-    audit_passes: z.number().int().min(0).max(1),
-    revision_passes: z.number().int().min(0).max(1),
-    challenger_status: z.enum(["ok", "failed", "skipped"]),
-    challenger_error: z.string().optional(),
-    concerns: z.number().int().min(0),
-    ungrounded_concerns: z.number().int().min(0),
-    invalid_concerns: z.number().int().min(0),
-    /**
-     * Present exactly when the draft was revised (`revised: true`): the numbers, dates, URLs and
-     * capitalised names of the revision found in none of prompt, draft, constraints and policies —
-     * an empty list when there are none (docs/run.md, "Revision drift").
-     */
-    revision_drift: z.array(DriftToken.unwrap()).optional(),
-  }),
-);
+export const AuditMeta = z.object({
+  audit_used: z.boolean(),
+  audit_verdict: z.enum(["pass", "needs_work"]).nullable(),
+  revised: z.boolean(),
+  audit_passes: z.number().int().min(0).max(1),
+  revision_passes: z.number().int().min(0).max(1),
+  challenger_status: z.enum(["ok", "failed", "skipped"]),
+  challenger_error: z.string().optional(),
+  concerns: z.number().int().min(0),
+  ungrounded_concerns: z.number().int().min(0),
+  invalid_concerns: z.number().int().min(0),
+  /**
+   * Present exactly when the draft was revised (`revised: true`): the numbers, dates, URLs and
+   * capitalised names of the revision found in none of prompt, draft, constraints and policies —
+   * an empty list when there are none (docs/run.md, "Revision drift").
+   */
+  revision_drift: z.array(DriftToken).optional(),
+});
 export type AuditMeta = z.infer<typeof AuditMeta>;
 
 /** `dissent run --json` output. */
-export const RunOutput = lazySchema(() =>
-  z.object({
-    final_output: z.string(),
-    audit_meta: AuditMeta.unwrap(),
-    audit: z.object({ concerns: z.array(ShownConcern.unwrap()) }),
-    run: z.object({ run_id: z.string(), calls: z.array(CallRecord.unwrap()), cost_usd: z.number().nullable().optional() }),
-  }),
-);
+export const RunOutput = z.object({
+  final_output: z.string(),
+  audit_meta: AuditMeta,
+  audit: z.object({ concerns: z.array(ShownConcern) }),
+  run: z.object({ run_id: z.string(), calls: z.array(CallRecord), cost_usd: z.number().nullable().optional() }),
+});
 export type RunOutput = z.infer<typeof RunOutput>;

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { CodeLocation, StageContext } from "./code-context.js";
-import { lazySchema } from "./lazy-schema.js";
 import { isObject, issueLine, lenientEnum, optionalText, readList, type Read } from "./lenient.js";
 
 /** Severity of a pipeline finding or Concern. Models may write it in any case ("High" is HIGH). */
@@ -29,7 +28,7 @@ export const Verdict = lenientEnum(VERDICTS);
 export type Verdict = (typeof VERDICTS)[number];
 
 /** The verifier's answer on a lone HIGH, as recorded on the Concern: its verdict, its reason, and the role that gave it. */
-export const SecondOpinion = lazySchema(() => z.object({ verdict: Verdict, reason: z.string(), by: z.string() }));
+export const SecondOpinion = z.object({ verdict: Verdict, reason: z.string(), by: z.string() });
 export type SecondOpinion = z.infer<typeof SecondOpinion>;
 
 /**
@@ -41,39 +40,37 @@ export const SEVERITY_CHANGES = ["ungrounded", "not_corroborated", "refuted"] as
 export type SeverityChange = (typeof SEVERITY_CHANGES)[number];
 
 /** The lingua franca of every adversarial voter (ADR-0064, src/pending_concerns.py:Concern). */
-export const Concern = lazySchema(() =>
-  z.object({
-    id: z.string(),
-    phase: ConcernPhase,
-    stage: z.string(),
-    raised_by: z.string(),
-    severity: Severity,
-    /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). docs/issue.md. */
-    raised_severity: Severity.optional(),
-    /** Why the severity changed, when `raised_severity` is set (docs/issue.md). */
-    severity_change: z.enum(SEVERITY_CHANGES).optional(),
-    /** The verifier's verdict on a lone HIGH (docs/issue.md): confirmed ones block, refuted ones are MEDIUM. */
-    second_opinion: SecondOpinion.unwrap().optional(),
-    /** The wiki entry (a known gap) the critic tied this finding to; such a HIGH blocks (docs/issue.md). */
-    known_gap: z.string().optional(),
-    /** Other critics of the round that raised the same concern (same fingerprint, or overlapping evidence), merged into this one. */
-    also_raised_by: z.array(z.string()).optional(),
-    category: z.string(),
-    concern: z.string(),
-    evidence: z.string(),
-    /**
-     * Its evidence quotes an earlier draft: after a replan it is in none of the current artifacts
-     * (docs/issue.md "Replanning"). Shown so to the reviewer; a voice quoting the new draft re-grounds it.
-     */
-    evidence_stale: z.boolean().optional(),
-    /** Its evidence quotes the code block its critic was given, not the artifact: the file and lines (docs/issue.md "Findings about the code"). */
-    evidence_in_code: CodeLocation.optional(),
-    must_address_by: MustAddressBy,
-    human_required: z.boolean(),
-    fingerprint: z.string(),
-    raised_at: z.string(),
-  }),
-);
+export const Concern = z.object({
+  id: z.string(),
+  phase: ConcernPhase,
+  stage: z.string(),
+  raised_by: z.string(),
+  severity: Severity,
+  /** The severity its critic wrote, where the tally changed it (a lone or ungrounded HIGH kept as MEDIUM). docs/issue.md. */
+  raised_severity: Severity.optional(),
+  /** Why the severity changed, when `raised_severity` is set (docs/issue.md). */
+  severity_change: z.enum(SEVERITY_CHANGES).optional(),
+  /** The verifier's verdict on a lone HIGH (docs/issue.md): confirmed ones block, refuted ones are MEDIUM. */
+  second_opinion: SecondOpinion.optional(),
+  /** The wiki entry (a known gap) the critic tied this finding to; such a HIGH blocks (docs/issue.md). */
+  known_gap: z.string().optional(),
+  /** Other critics of the round that raised the same concern (same fingerprint, or overlapping evidence), merged into this one. */
+  also_raised_by: z.array(z.string()).optional(),
+  category: z.string(),
+  concern: z.string(),
+  evidence: z.string(),
+  /**
+   * Its evidence quotes an earlier draft: after a replan it is in none of the current artifacts
+   * (docs/issue.md "Replanning"). Shown so to the reviewer; a voice quoting the new draft re-grounds it.
+   */
+  evidence_stale: z.boolean().optional(),
+  /** Its evidence quotes the code block its critic was given, not the artifact: the file and lines (docs/issue.md "Findings about the code"). */
+  evidence_in_code: CodeLocation.optional(),
+  must_address_by: MustAddressBy,
+  human_required: z.boolean(),
+  fingerprint: z.string(),
+  raised_at: z.string(),
+});
 export type Concern = z.infer<typeof Concern>;
 
 /** How a concern was resolved. */
@@ -87,17 +84,15 @@ export type ResolutionKind = (typeof RESOLUTION_KINDS)[number];
  * claim on a CRITICAL, HIGH or human_required concern: the concern stays pending until the plan
  * reviewer confirms it or a person resolves it (docs/issue.md).
  */
-export const ConcernResolution = lazySchema(() =>
-  z.object({
-    concern_id: z.string(),
-    fingerprint: z.string(),
-    resolution_kind: ResolutionKind,
-    note: z.string(),
-    resolved_by: z.string(),
-    resolved_at: z.string(),
-    settled: z.boolean().optional(),
-  }),
-);
+export const ConcernResolution = z.object({
+  concern_id: z.string(),
+  fingerprint: z.string(),
+  resolution_kind: ResolutionKind,
+  note: z.string(),
+  resolved_by: z.string(),
+  resolved_at: z.string(),
+  settled: z.boolean().optional(),
+});
 export type ConcernResolution = z.infer<typeof ConcernResolution>;
 
 /**
@@ -109,51 +104,43 @@ export const isClaim = (r: Pick<ConcernResolution, "settled" | "resolution_kind"
   r.settled === false || (r.resolution_kind === "deferred" && r.resolved_by !== "human");
 
 /** One item of a producer's or reviewer's `addressed` list. */
-export const AddressedItem = lazySchema(() =>
-  z.object({
-    concern_id: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string().trim().min(1)),
-    resolution_kind: ResolutionKind,
-    note: z.preprocess((v) => v ?? "", z.string()),
-  }),
-);
+export const AddressedItem = z.object({
+  concern_id: z.preprocess((v) => (typeof v === "number" ? String(v) : v), z.string().trim().min(1)),
+  resolution_kind: ResolutionKind,
+  note: z.preprocess((v) => v ?? "", z.string()),
+});
 export type AddressedItem = z.infer<typeof AddressedItem>;
 
-// Built with the Finding schema, on its first use.
-const humanFlag = () =>
-  z.preprocess(
-    (v) => (v === "true" ? true : v === "false" ? false : v),
-    z
-      .boolean()
-      .nullish()
-      .transform((v) => v ?? undefined)
-      .optional(),
-  );
+const humanFlag = z.preprocess(
+  (v) => (v === "true" ? true : v === "false" ? false : v),
+  z
+    .boolean()
+    .nullish()
+    .transform((v) => v ?? undefined)
+    .optional(),
+);
 
 /**
  * One finding of a critic, the spec judge or the plan reviewer. `evidence` comes first: a
  * CRITICAL or HIGH finding must quote the artifact under review (docs/issue.md).
  */
-export const Finding = lazySchema(() =>
-  z.object({
-    evidence: optionalText,
-    /** The id of a known gap from the request's `known_gaps` block this finding repeats (docs/issue.md). */
-    known_gap: optionalText,
-    severity: Severity,
-    category: optionalText,
-    dimension: optionalText,
-    concern: z.string().trim().min(1),
-    human_required: humanFlag(),
-  }),
-);
+export const Finding = z.object({
+  evidence: optionalText,
+  /** The id of a known gap from the request's `known_gaps` block this finding repeats (docs/issue.md). */
+  known_gap: optionalText,
+  severity: Severity,
+  category: optionalText,
+  dimension: optionalText,
+  concern: z.string().trim().min(1),
+  human_required: humanFlag,
+});
 export type Finding = z.infer<typeof Finding>;
 
 /** Reply of critics, `spec.judge` and `plan_reviewer` (the JSON Schema sent as response_format). */
-export const FindingsReply = lazySchema(() =>
-  z.object({
-    findings: z.array(Finding.unwrap()),
-    addressed: z.array(AddressedItem.unwrap()).optional(),
-  }),
-);
+export const FindingsReply = z.object({
+  findings: z.array(Finding),
+  addressed: z.array(AddressedItem).optional(),
+});
 export type FindingsReply = z.infer<typeof FindingsReply>;
 
 /**
@@ -162,16 +149,16 @@ export type FindingsReply = z.infer<typeof FindingsReply>;
  */
 export function readFindingsReply(value: unknown): Read<FindingsReply> {
   if (Array.isArray(value)) {
-    const list = readList(value, Finding.unwrap());
+    const list = readList(value, Finding);
     // A bare array with items but none a finding is prose in brackets, not a reply.
     if (!list || (value.length > 0 && list.items.length === 0)) return { ok: false, error: "a list that holds no findings" };
     return { ok: true, value: { findings: list.items }, invalid: list.invalid, dropped: list.dropped };
   }
   if (!isObject(value)) return { ok: false, error: "not an object" };
   if (!("findings" in value)) return { ok: false, error: "findings: missing" };
-  const findings = readList(value.findings, Finding.unwrap());
+  const findings = readList(value.findings, Finding);
   if (!findings) return { ok: false, error: "findings: expected a list" };
-  const addressed = readList(value.addressed, AddressedItem.unwrap());
+  const addressed = readList(value.addressed, AddressedItem);
   return {
     ok: true,
     value: { findings: findings.items, ...(addressed?.items.length ? { addressed: addressed.items } : {}) },
@@ -182,16 +169,14 @@ export function readFindingsReply(value: unknown): Read<FindingsReply> {
 
 /** Reads an `addressed` list: items that name no valid resolution are dropped. */
 export function readAddressed(value: unknown): AddressedItem[] {
-  return readList(value, AddressedItem.unwrap())?.items ?? [];
+  return readList(value, AddressedItem)?.items ?? [];
 }
 
 /** Reply of `spec.ac_generator`. */
-export const AcceptanceCriteriaReply = lazySchema(() =>
-  z.object({
-    acceptance_criteria: z.array(z.string().min(1)).min(1),
-    addressed: z.array(AddressedItem.unwrap()).optional(),
-  }),
-);
+export const AcceptanceCriteriaReply = z.object({
+  acceptance_criteria: z.array(z.string().min(1)).min(1),
+  addressed: z.array(AddressedItem).optional(),
+});
 export type AcceptanceCriteriaReply = z.infer<typeof AcceptanceCriteriaReply>;
 
 /** Reads the acceptance-criteria reply; empty or non-text criteria are dropped. */
@@ -207,13 +192,11 @@ export function readCriteriaReply(value: unknown): Read<AcceptanceCriteriaReply>
  * The verifier's reply on one lone HIGH (docs/issue.md): it quotes the artifact and reasons before it
  * decides, so `evidence` and `reason` come before `verdict` in the schema.
  */
-export const VerifierReply = lazySchema(() =>
-  z.object({
-    evidence: optionalText,
-    reason: z.preprocess((v) => v ?? "", z.string()),
-    verdict: Verdict,
-  }),
-);
+export const VerifierReply = z.object({
+  evidence: optionalText,
+  reason: z.preprocess((v) => v ?? "", z.string()),
+  verdict: Verdict,
+});
 export type VerifierReply = z.infer<typeof VerifierReply>;
 
 /** Reads the verifier's reply leniently ("Confirm", "REFUTE"); a reply with no verdict is not one. */
@@ -225,12 +208,10 @@ export function readVerifierReply(value: unknown): Read<VerifierReply> {
 }
 
 /** The JSON form of a producer reply; plain markdown (with a fenced `addressed` block) is the usual one. */
-export const ProducerReply = lazySchema(() =>
-  z.object({
-    artifact: z.string().min(1),
-    addressed: z.array(AddressedItem.unwrap()).optional(),
-  }),
-);
+export const ProducerReply = z.object({
+  artifact: z.string().min(1),
+  addressed: z.array(AddressedItem).optional(),
+});
 export type ProducerReply = z.infer<typeof ProducerReply>;
 
 export const StageOutcome = z.enum(["converged", "exhausted", "oscillation", "budget", "crashed"]);
@@ -240,41 +221,39 @@ export const StagePhase = z.enum(["discover", "shape", "plan", "spec", "implemen
 export type StagePhase = z.infer<typeof StagePhase>;
 
 /** One finished stage as `issue plan --json` reports it (docs/issue.md, r2 fields included). */
-export const StageRun = lazySchema(() =>
-  z.object({
-    stage: z.string(),
-    phase: StagePhase,
-    rounds: z.number().int(),
-    retries: z.number().int(),
-    outcome: StageOutcome,
-    concerns_raised: z.number().int(),
-    concerns_forwarded: z.number().int(),
-    duration_ms: z.number(),
-    calls: z.number().int(),
-    critic_failures: z.number().int(),
-    ungrounded_findings: z.number().int(),
-    invalid_findings: z.number().int(),
-    input_tokens: z.number().int(),
-    output_tokens: z.number().int(),
-    /** Of `input_tokens`, those read from the provider's prompt cache (docs/serve.md "Cost"); always written, absent from records made before it was counted. */
-    cached_input_tokens: z.number().int().optional(),
-    /** Of `input_tokens`, those written to the provider's prompt cache (Anthropic reports them); present when any were. */
-    cache_write_input_tokens: z.number().int().optional(),
-    cost_usd: z.number().nullable(),
-    /** Lone HIGHs put to the verifier (each one call; failed calls included). docs/issue.md */
-    second_opinions: z.number().int(),
-    /** Lone HIGHs kept as MEDIUM without a second opinion: beyond 3 in a round, or no budget left for one. */
-    second_opinions_skipped: z.number().int(),
-    /** Producer replies that named concern ids they were not given, or lacked the `## Decisions` section (each a warning line). */
-    producer_warnings: z.number().int(),
-    /** The code blocks the stage's requests carried, when the issue has a repository or context files (docs/issue.md "The code the councils read"). */
-    code_context: z.array(StageContext).optional(),
-  }),
-);
+export const StageRun = z.object({
+  stage: z.string(),
+  phase: StagePhase,
+  rounds: z.number().int(),
+  retries: z.number().int(),
+  outcome: StageOutcome,
+  concerns_raised: z.number().int(),
+  concerns_forwarded: z.number().int(),
+  duration_ms: z.number(),
+  calls: z.number().int(),
+  critic_failures: z.number().int(),
+  ungrounded_findings: z.number().int(),
+  invalid_findings: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  /** Of `input_tokens`, those read from the provider's prompt cache (docs/serve.md "Cost"); always written, absent from records made before it was counted. */
+  cached_input_tokens: z.number().int().optional(),
+  /** Of `input_tokens`, those written to the provider's prompt cache (Anthropic reports them); present when any were. */
+  cache_write_input_tokens: z.number().int().optional(),
+  cost_usd: z.number().nullable(),
+  /** Lone HIGHs put to the verifier (each one call; failed calls included). docs/issue.md */
+  second_opinions: z.number().int(),
+  /** Lone HIGHs kept as MEDIUM without a second opinion: beyond 3 in a round, or no budget left for one. */
+  second_opinions_skipped: z.number().int(),
+  /** Producer replies that named concern ids they were not given, or lacked the `## Decisions` section (each a warning line). */
+  producer_warnings: z.number().int(),
+  /** The code blocks the stage's requests carried, when the issue has a repository or context files (docs/issue.md "The code the councils read"). */
+  code_context: z.array(StageContext).optional(),
+});
 export type StageRun = z.infer<typeof StageRun>;
 
 /** A StageRun as the event log keeps it: with its planning cycle. */
-export const StageRecord = lazySchema(() => StageRun.unwrap().extend({ cycle: z.number().int() }));
+export const StageRecord = StageRun.extend({ cycle: z.number().int() });
 export type StageRecord = z.infer<typeof StageRecord>;
 
 /** The contract's view of a record: exactly the StageRun keys. */
@@ -284,14 +263,12 @@ export function toStageRun(r: StageRecord): StageRun {
 }
 
 /** An issue's adversarial state: the fold of its events. */
-export const AdversarialState = lazySchema(() =>
-  z.object({
-    phase: z.string().nullable(),
-    current_stage: z.string().nullable(),
-    route: z.enum(["trivial", "load_bearing"]).nullable(),
-    pending_concerns: z.array(Concern.unwrap()),
-    addressed_concerns: z.array(ConcernResolution.unwrap()),
-    stage_history: z.array(StageRecord.unwrap()),
-  }),
-);
+export const AdversarialState = z.object({
+  phase: z.string().nullable(),
+  current_stage: z.string().nullable(),
+  route: z.enum(["trivial", "load_bearing"]).nullable(),
+  pending_concerns: z.array(Concern),
+  addressed_concerns: z.array(ConcernResolution),
+  stage_history: z.array(StageRecord),
+});
 export type AdversarialState = z.infer<typeof AdversarialState>;

@@ -2,6 +2,7 @@ import { fileURLToPath } from "node:url";
 import { LineCounter, parseDocument } from "yaml";
 import type { z } from "zod";
 import { ground, groundingText } from "../adversarial/grounding.js";
+import { unknownKeyMessage } from "../config/key-suggest.js";
 import { UsageError } from "../errors.js";
 import { readBounded } from "../files/read.js";
 import { sha256 } from "../hash.js";
@@ -71,11 +72,11 @@ function itemWhere(name: string, value: unknown, i: number, line: number | undef
 }
 
 /** The first schema issue of an item as a short phrase: `expected.verdict: …`, `unknown key 'x'`. */
-function issueText(error: z.ZodError): string {
+function issueText(error: z.ZodError, schema: z.ZodType): string {
   const issue = error.issues[0];
   if (!issue) return "invalid";
   const path = issue.path.map(String).join(".");
-  if (issue.code === "unrecognized_keys") return `unknown key '${[path, issue.keys[0] ?? ""].filter(Boolean).join(".")}'`;
+  if (issue.code === "unrecognized_keys") return unknownKeyMessage(schema, issue.path, issue.keys[0] ?? "");
   return `${path || "item"}: ${issue.message}`;
 }
 
@@ -92,7 +93,7 @@ function validate<S extends z.ZodType>(
   for (const [i, value] of values.entries()) {
     const where = () => itemWhere(name, value, i, lineOf(i));
     const parsed = schema.safeParse(value);
-    if (!parsed.success) throw new UsageError(`${where()}: ${issueText(parsed.error)}`);
+    if (!parsed.success) throw new UsageError(`${where()}: ${issueText(parsed.error, schema)}`);
     const item = parsed.data as z.output<S> & { id: string };
     if (seen.has(item.id)) throw new UsageError(`${where()}: duplicate id '${item.id}'`);
     seen.add(item.id);

@@ -6,7 +6,7 @@ import { doorOf, type CallDoor } from "../models/call.js";
 import { fixedRouter } from "../models/router.js";
 import { onceEach } from "../models/sdk-warnings.js";
 import type { CallContext } from "../models/types.js";
-import { auditGate, type GateResult } from "./audit-gate.js";
+import { auditGate, type GateResult, type GateWarn, type GateWarningCode } from "./audit-gate.js";
 import { challengeWith, type ChallengeInput, type ChallengeResult } from "./challenge.js";
 
 /** What every library entry point may set besides its models. */
@@ -24,7 +24,8 @@ export interface LibraryCallOptions {
   /**
    * Receives one-line warnings: the challenger failing open, the revision coming back empty or adding
    * facts (`audit_meta.revision_drift`), and the AI SDK's warnings about a call (once each), unless
-   * `globalThis.AI_SDK_LOG_WARNINGS` is set. Default: Node process warnings (stderr), never silent.
+   * `globalThis.AI_SDK_LOG_WARNINGS` is set: every one, each time it happens. Default: Node process
+   * warnings (stderr) — for `runAudit`'s own three kinds, once per process per kind.
    */
   onWarning?: (message: string) => void;
 }
@@ -57,6 +58,20 @@ export function libraryCall(models: Record<string, LanguageModel>, opts: Library
   return doorOf(ctx);
 }
 
+/** The kinds of gate warning this process has already emitted as a Node process warning. */
+const warnedKinds = new Set<GateWarningCode>();
+
+/**
+ * `runAudit`'s warnings without `onWarning`: a Node process warning the first time each kind occurs
+ * in the process, then no more of that kind — a loop of 2,000 runs prints one drift line, not 800.
+ * `onWarning` receives every one; `audit_meta` reports each run's own all the same.
+ */
+const processWarningOncePerKind: GateWarn = (message, code) => {
+  if (warnedKinds.has(code)) return;
+  warnedKinds.add(code);
+  process.emitWarning(`${message} — said once per process; pass onWarning to receive every one`, { code });
+};
+
 /**
  * The audit gate over any pair of AI SDK models (ADR-008/009): same gate, same limits
  * and same fail-open rule as `dissent run --audit`.
@@ -66,7 +81,7 @@ export function runAudit(opts: RunAuditOptions): Promise<GateResult> {
     { prompt: opts.prompt, constraints: opts.constraints ?? [], policies: opts.policies ?? [], audit: opts.audit ?? true },
     {
       call: libraryCall({ executor: opts.executor, challenger: opts.challenger }, opts),
-      warn: opts.onWarning ?? ((message, code) => process.emitWarning(message, { code })),
+      warn: opts.onWarning ?? processWarningOncePerKind,
     },
   );
 }

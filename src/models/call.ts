@@ -171,6 +171,7 @@ async function record<T>(
     cachedInputTokens: record.cached_input_tokens ?? 0,
     cacheWriteInputTokens: record.cache_write_input_tokens ?? 0,
     ...(reply ? { finishReason: reply.finish_reason, reply: text } : NONE),
+    ...(end.attempts !== undefined ? { attempts: end.attempts } : NONE),
     ...(end.error ? { error: { kind: end.kind ?? "error", message: end.error } } : NONE),
     ...(meta.stage ? { stage: meta.stage } : NONE),
     ...(meta.round !== undefined ? { round: meta.round } : NONE),

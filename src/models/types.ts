@@ -145,6 +145,8 @@ export interface ObservedCall {
   cachedInputTokens: number;
   cacheWriteInputTokens: number;
   finishReason?: string;
+  /** HTTP requests the call made on its target, retries included (absent for a cache hit): a call is one span, its retries are not. */
+  attempts?: number;
   error?: { kind: string; message: string };
   stage?: string;
   round?: number;

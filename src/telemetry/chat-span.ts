@@ -69,6 +69,7 @@ export function startChatSpan(tracer: Tracer, parent: Span | undefined, c: Obser
         [DISSENT.PROVIDER]: c.target.provider,
         [DISSENT.ROUTE]: c.target.route,
         [DISSENT.CACHED]: c.cached,
+        ...(c.attempts !== undefined ? { [DISSENT.ATTEMPTS]: c.attempts } : {}),
         ...(costUsd !== null ? { [DISSENT.COST_USD]: costUsd } : {}),
         ...(c.stage ? { [DISSENT.STAGE]: c.stage } : {}),
         ...(c.round !== undefined ? { [DISSENT.ROUND]: c.round } : {}),

@@ -46,6 +46,7 @@ export const DISSENT = {
   PROVIDER: "dissent.provider",
   ROUTE: "dissent.route",
   CACHED: "dissent.cached",
+  ATTEMPTS: "dissent.attempts",
   COST_USD: "dissent.cost_usd",
   ISSUE_ID: "dissent.issue.id",
   RUN_ID: "dissent.run.id",

@@ -257,8 +257,8 @@ describe("schema key order (docs/run.md, §4 r2): the quote is written before th
   it("the zod schemas declare evidence first, and concerns before verdict", () => {
     expectEvidenceFirst(Object.keys(AuditConcern.shape), ["category", "severity", "concern"]);
     expect(Object.keys(AuditReply.shape)).toEqual(["concerns", "verdict"]);
-    expectEvidenceFirst(Object.keys(Finding.unwrap().shape), ["severity", "category", "dimension", "concern", "human_required"]);
-    expect(Object.keys(FindingsReply.unwrap().shape)[0]).toBe("findings");
+    expectEvidenceFirst(Object.keys(Finding.shape), ["severity", "category", "dimension", "concern", "human_required"]);
+    expect(Object.keys(FindingsReply.shape)[0]).toBe("findings");
   });
 
   it("the challenger's response_format, as the model receives it: concerns before verdict, evidence first in each concern", async () => {

@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { defaultsFor } from "../../src/config/defaults.js";
-import { findConfig, loadConfig, parseConfigText } from "../../src/config/load.js";
+import { configFromObject, findConfig, loadConfig, parseConfigText } from "../../src/config/load.js";
 import { ConfigError } from "../../src/errors.js";
 import { configRouter, roleChain } from "../../src/models/router.js";
 import { scratch } from "../support/cli.js";
@@ -157,6 +157,21 @@ describe("config errors name the file and the line", () => {
   it("an unknown key inside a provider names its dotted path and line", () => {
     const e = configError(() => parseConfigText(minimal("m").replace("base_url", "colour: red, base_url"), "c.yaml"));
     expect(e.message).toMatch(/^c\.yaml:2: .*providers\.local\.colour/);
+  });
+
+  it("a misspelt key suggests the key meant, at any depth, in a file and in a config object (issue 31 item 10)", () => {
+    expect(configError(() => parseConfigText("budgets:\n  max_calls_per_issue: 60\n", "c.yaml")).message).toBe(
+      "c.yaml:2: unknown key 'budgets': did you mean 'budget'?",
+    );
+    expect(configError(() => parseConfigText(minimal("m").replace("base_url", "max_concurency: 2, base_url"), "c.yaml")).message).toMatch(
+      /^c\.yaml:2: unknown key 'providers\.local\.max_concurency': did you mean 'providers\.local\.max_concurrency'\?$/,
+    );
+    expect(configError(() => parseConfigText("tracker:\n  type: local\n  tokn_env: X\n", "c.yaml")).message).toBe(
+      "c.yaml:3: unknown key 'tracker.tokn_env': did you mean 'tracker.token_env'?",
+    );
+    expect(configError(() => configFromObject({ budgets: {} }, { env: {}, cwd: s.dir })).message).toBe("config: unknown key 'budgets': did you mean 'budget'?");
+    // Nothing near: no guess.
+    expect(configError(() => parseConfigText("frobnicate: true\n", "c.yaml")).message).toBe("c.yaml:1: unknown key 'frobnicate'");
   });
 
   it("a value of the wrong type names the key and line", () => {

@@ -98,3 +98,43 @@ describe("the AI SDK's warnings in the library", () => {
     expect(JSON.parse(r.stdout)).toEqual({ final: "A draft.", seen: null });
   });
 });
+
+describe("runAudit's own warnings in a loop (issue 31 item 9)", () => {
+  // Five runs whose revision adds a name and a figure, and whose second challenger fails: the kinds runAudit warns of.
+  const loop = (options: string) => `
+    import { runAudit } from "dissent";
+    import { auditReply, scriptedModel } from "dissent/testing";
+    const seen = [];
+    const metas = [];
+    for (let i = 0; i < 5; i++) {
+      const executor = scriptedModel("exec", ["The tower is 330 m tall and made of cheese.", "The tower is 330 m tall, made of iron by Pompey in " + (1880 + i) + "."]);
+      const challenger = scriptedModel("chal", [
+        i === 1 ? "not an audit" : auditReply("needs_work", [{ category: "factual_risk", severity: "high", evidence: "made of cheese", concern: "It is iron." }]),
+      ]);
+      const out = await runAudit({ executor, challenger, prompt: "How tall is the tower?" ${options} });
+      metas.push(out.audit_meta.revision_drift?.length ?? null);
+    }
+    process.stdout.write(JSON.stringify({ seen, metas }));
+  `;
+
+  it("by default: one process warning per kind for the whole process, though every run's audit_meta lists its drift", async () => {
+    const r = await node(loop(""));
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { seen: string[]; metas: (number | null)[] };
+    expect(out.metas).toEqual([2, null, 2, 2, 2]);
+    const lines = r.stderr.split("\n").filter((l) => l.includes("Warning:"));
+    expect(lines.map((l) => /\[(DISSENT_\w+)\]/.exec(l)?.[1])).toEqual(["DISSENT_REVISION_DRIFT", "DISSENT_CHALLENGER_FAILED"]);
+    expect(lines[0]).toContain("check them before use: 1880, Pompey");
+    expect(lines[0]).toContain("said once per process; pass onWarning to receive every one");
+  });
+
+  it("onWarning receives every one, each time, and nothing is printed", async () => {
+    const r = await node(loop(", onWarning: (m) => seen.push(m)"));
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe("");
+    const out = JSON.parse(r.stdout) as { seen: string[] };
+    expect(out.seen.filter((m) => m.startsWith("the revision added facts"))).toHaveLength(4);
+    expect(out.seen.filter((m) => m.startsWith("challenger failed"))).toHaveLength(1);
+    expect(out.seen.join("\n")).not.toContain("said once per process");
+  });
+});

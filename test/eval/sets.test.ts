@@ -80,7 +80,7 @@ describe("a user's own set", () => {
   it("names the YAML line of the bad item", () => {
     const yaml = stringify([item, { ...item, id: "mine-2", revision: { must_not_contian: ["x"] } }]);
     const msg = errorOf(() => parseGateSet(yaml, "mine.yaml"));
-    expect(msg).toMatch(/^mine\.yaml:\d+: item 'mine-2' \(#2\): unknown key 'revision\.must_not_contian'$/);
+    expect(msg).toMatch(/^mine\.yaml:\d+: item 'mine-2' \(#2\): unknown key 'revision\.must_not_contian': did you mean 'revision\.must_not_contain'\?$/);
   });
 
   it("rejects evidence that is not in the draft, duplicate ids, and verdicts that disagree with the defects", () => {

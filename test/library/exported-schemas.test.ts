@@ -1,11 +1,11 @@
 /**
- * Issue 21 item 5: the zod schemas the package entry exports that runAudit does not parse are built on
- * their first use, not at import (docs/library.md "Exported schemas"). What a library user does with
- * them must not change: parse, safeParse and its issues, z.toJSONSchema (input and output), embedding
- * in a schema of their own, and the TypeScript types z.infer and z.input give.
+ * The zod schemas the package entry exports are ordinary zod schemas (issue 31 item 9; docs/library.md
+ * "Exported schemas"): what a library user does with them — parse, safeParse and its issues,
+ * z.toJSONSchema, `.shape`, `.extend`, `.pick`, `instanceof z.ZodObject`, embedding in a schema of
+ * their own, and the TypeScript types z.infer and z.input give.
  *
- * test/fixtures/public-schemas/expected.json was recorded (record.mjs) from the built package before
- * the change, when every schema was built at import.
+ * test/fixtures/public-schemas/expected.json was recorded (record.mjs) from the built package when
+ * every schema was built at import (before issue 21's lazy wrappers, which issue 31 removed again).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -24,7 +24,7 @@ function node(args: string[]): { status: number | null; stdout: string; stderr: 
 }
 
 describe('the schemas exported by "dissent" (docs/library.md "Exported schemas")', () => {
-  it("parse, reject with the same issues and convert to the same JSON Schema as when they were built at import", () => {
+  it("parse, reject with the same issues and convert to the same JSON Schema as the recording", () => {
     const r = node([fileURLToPath(new URL("record.mjs", FIXTURES))]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
@@ -34,32 +34,74 @@ describe('the schemas exported by "dissent" (docs/library.md "Exported schemas")
     for (const name of Object.keys(before)) expect({ name, ...(now[name] as object) }).toEqual({ name, ...(before[name] as object) });
   });
 
-  it("embed in a user's own schema, and unwrap() gives the object schema with its shape", () => {
+  it("are ordinary zod schemas: instanceof z.ZodObject, .shape, .extend and .pick work on every one, and they embed in a user's schema", () => {
     const r = node([
       "--input-type=module",
       "-e",
       `
-      import { AuditMeta, CallRecord, ConfigFile, DissentEvent } from "dissent";
+      import * as dissent from "dissent";
       import { z } from "zod";
+      const { AuditMeta, CallRecord, ConfigFile, DissentEvent, FindingsReply } = dissent;
+      const objects = {};
+      for (const [name, s] of Object.entries(dissent)) {
+        if (!(s instanceof z.ZodType)) continue;
+        if (!(s instanceof z.ZodObject)) { objects[name] = s.constructor.name; continue; }
+        const keys = Object.keys(s.shape);
+        const extended = s.extend({ mine: z.literal("x") });
+        objects[name] = {
+          keys: keys.length,
+          picked: Object.keys(s.pick({ [keys[0]]: true }).shape),
+          first: keys[0],
+          extended: Object.keys(extended.shape).at(-1),
+          extendedIsObject: extended instanceof z.ZodObject,
+        };
+      }
       const Mine = z.object({ meta: AuditMeta, calls: z.array(CallRecord).optional(), events: z.array(DissentEvent) });
       const good = Mine.safeParse({
         meta: { audit_used: false, audit_verdict: null, revised: false, audit_passes: 0, revision_passes: 0, challenger_status: "skipped", concerns: 0, ungrounded_concerns: 0, invalid_concerns: 0 },
         events: [{ type: "LabelChanged", at: "t", issue_id: null, added: [], removed: [], labels: [] }],
       });
       const bad = Mine.safeParse({ meta: { audit_used: 1 }, events: [{ type: "Nope" }] });
-      const Extended = ConfigFile.unwrap().extend({ mine: z.string() });
+      // What issue 31 saw throw: a library user's FindingsReply.extend({...}).
+      const WithNote = FindingsReply.extend({ note: z.string() });
       console.log(JSON.stringify({
+        objects,
         good: good.success,
         bad: bad.error.issues.map((i) => i.path.join(".")),
-        shape: Object.keys(ConfigFile.unwrap().shape).slice(0, 3),
-        same: ConfigFile.unwrap() === ConfigFile.unwrap(),
-        extended: Extended.safeParse({ mine: "x", seed: 1 }).success,
+        shape: Object.keys(ConfigFile.shape).slice(0, 3),
+        extended: ConfigFile.extend({ mine: z.string() }).safeParse({ mine: "x", seed: 1 }).success,
+        withNote: [WithNote.safeParse({ findings: [], note: "n" }).success, WithNote.safeParse({ findings: [] }).success],
+        events: DissentEvent.options.length > 10 && DissentEvent.options.every((o) => o instanceof z.ZodObject && "type" in o.shape),
       }));
       `,
     ]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({
+    const out = JSON.parse(r.stdout);
+    const objectNames = [
+      "AuditConcern",
+      "AuditInput",
+      "AuditMeta",
+      "AuditReply",
+      "CallRecord",
+      "Concern",
+      "ConcernResolution",
+      "ConfigFile",
+      "Finding",
+      "FindingsReply",
+      "RunOutput",
+      "ShownConcern",
+      "StageRun",
+      "VerifierReply",
+    ];
+    // Every exported schema but the event union is a z.ZodObject whose shape, pick and extend work; the union's options are objects.
+    expect(Object.keys(out.objects).sort()).toEqual([...objectNames, "DissentEvent"].sort());
+    expect(out.objects.DissentEvent).toBe("ZodDiscriminatedUnion");
+    for (const name of objectNames) {
+      expect(out.objects[name].keys, name).toBeGreaterThan(0);
+      expect(out.objects[name], name).toMatchObject({ picked: [out.objects[name].first], extended: "mine", extendedIsObject: true });
+    }
+    expect(out).toMatchObject({
       good: true,
       bad: [
         "meta.audit_used",
@@ -74,8 +116,9 @@ describe('the schemas exported by "dissent" (docs/library.md "Exported schemas")
         "events.0.type",
       ],
       shape: ["home", "providers", "routes"],
-      same: true,
       extended: true,
+      withNote: [true, false],
+      events: true,
     });
   });
 

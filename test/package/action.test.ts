@@ -51,6 +51,9 @@ describe("action.yml (actionlint-style)", () => {
         "anthropic-api-key",
         "home-cache",
         "wiki-branch",
+        "prompt",
+        "prompt-file",
+        "fail-on",
       ]),
     );
     expect(action.inputs["node-version"]?.default).toBe("22");
@@ -114,7 +117,10 @@ describe("action.yml (actionlint-style)", () => {
       command: m[1],
       words: [...(m[2] ?? "").matchAll(/"([^"]+)"/g)].map((w) => w[1] ?? ""),
     }));
-    expect(calls.map((c) => c.command)).toEqual(["comment", "merged", "plan", "implement"]);
+    expect(calls.map((c) => c.command)).toEqual(["comment", "merged", "plan", "implement", "audit"]);
+    // audit's --fail-on is added when the input is set: a flag of `dissent run` too.
+    expect(ACTION_SCRIPT).toContain('args.push("--fail-on", env.FAIL_ON)');
+    expect(find(["run"])?.options.map((o) => o.long)).toContain("--fail-on");
     for (const { command, words } of calls) {
       const path = words.filter((w) => !w.startsWith("--"));
       const cmd = find(path);
@@ -187,6 +193,8 @@ let wikiRepo = "";
 let npmLog = "";
 let gh: GithubDouble;
 let models: FakeOpenAI;
+/** The gate's models for `command: audit`: a draft, an audit that follows the prompt, a revision. */
+let gate: FakeOpenAI;
 let cache: ReturnType<typeof cacheDouble>;
 let runId = 100;
 const env: Record<string, string> = {};
@@ -228,11 +236,11 @@ function issuePayload(n: number) {
 }
 
 /** One workflow job using the action: a fresh runner (RUNNER_TEMP), the event, the step's `with:`. */
-async function job(eventName: string, payload: unknown, withInputs: Record<string, string> = {}): Promise<JobRun> {
+async function job(eventName: string, payload: unknown, withInputs: Record<string, string> = {}, during?: (r: JobRun) => void): Promise<JobRun> {
   runId++;
   const temp = join(work, `runner-temp-${runId}`);
   try {
-    return await runAction(action, {
+    const r = await runAction(action, {
       actionPath: actionDir,
       workspace,
       temp,
@@ -247,6 +255,8 @@ async function job(eventName: string, payload: unknown, withInputs: Record<strin
       },
       uses: { ...cache.handlers, "actions/setup-node": () => ({}) },
     });
+    during?.(r); // a later step of the same job: the runner's temp folder is still there
+    return r;
   } finally {
     cleanJob(temp);
   }
@@ -314,6 +324,43 @@ beforeAll(async () => {
       "",
     ].join("\n"),
   );
+  // The gate as a CI check (command: audit) has its own config: an executor and a challenger of two families.
+  const GATE_DRAFT = "Chicken breast is safe at 145 °F (63 °C), like a pork chop.";
+  gate = await startOpenAIServer((req) => {
+    const text = JSON.stringify(req.body.messages);
+    if (req.body.model === "gate-judge") {
+      const risky = text.includes("Chicken");
+      return {
+        content: JSON.stringify(
+          risky
+            ? {
+                verdict: "needs_work",
+                concerns: [
+                  { category: "factual_risk", severity: "critical", evidence: "safe at 145 °F (63 °C)", concern: "Poultry needs a higher temperature." },
+                ],
+              }
+            : { verdict: "pass", concerns: [] },
+        ),
+      };
+    }
+    if (req.body.messages.some((m) => m.role === "assistant"))
+      return { content: "Chicken breast is safe once it reaches the poultry minimum; check your food-safety authority's figure." };
+    return { content: text.includes("chicken") ? GATE_DRAFT : "Water boils at 100 °C at sea level." };
+  });
+  writeFileSync(
+    join(workspace, "audit.config.yaml"),
+    [
+      "providers:",
+      `  drafts: { type: openai-compatible, base_url: "${gate.url}" }`,
+      `  judges: { type: openai-compatible, base_url: "${gate.url}" }`,
+      "routes:",
+      '  executor: { primary: "drafts:gate-writer" }',
+      '  challenger: { primary: "judges:gate-judge" }',
+      "retry_backoff_ms: 1",
+      "",
+    ].join("\n"),
+  );
+  writeFileSync(join(workspace, "prompt.txt"), "What internal temperature makes chicken breast safe?\n");
   // The GitHub repository's git side, for the wiki branch.
   const server = join(work, "git-server");
   wikiRepo = join(server, "acme", "widgets");
@@ -336,6 +383,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await models?.close();
+  await gate?.close();
   await gh?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
@@ -346,7 +394,7 @@ describe("the Action, run as GitHub's runner runs it, from its own folder, again
     expect(r.ok, r.log).toBe(true);
     const plan = planComment(12);
     expect(plan?.body).toContain(HIGH.concern);
-    expect(r.outputs).toEqual({ status: "ready", "plan-url": commentUrl(12, plan?.id) });
+    expect(r.outputs).toEqual({ status: "ready", "plan-url": commentUrl(12, plan?.id), "result-file": expect.stringMatching(/dissent-out\.json$/) });
     expect(r.summary).toContain(`### dissent plan · #12: ready · [the plan](${commentUrl(12, plan?.id)})`);
     expect(r.summary).toMatch(/\| HIGH \| implement \| Acceptance criteria never mention concurrent writers to the same upload \|/);
     // The tracker found GitHub through GITHUB_API_URL (the config names no base_url): every request under /api/v3, with the job's token.
@@ -374,7 +422,7 @@ describe("the Action, run as GitHub's runner runs it, from its own folder, again
       repository,
     });
     expect(r.ok, r.log).toBe(true);
-    expect(r.outputs).toEqual({ status: "done", "plan-url": commentUrl(12, planComment(12)?.id) });
+    expect(r.outputs).toEqual({ status: "done", "plan-url": commentUrl(12, planComment(12)?.id), "result-file": expect.stringMatching(/dissent-out\.json$/) });
     expect(planComment(12)?.body).toContain(`@maintainer-mia \`/dissent resolve ${pending} fixed\`: concern ${pending} resolved`);
     expect(gh.reactions.filter((x) => x.commentId === c.id).map((x) => x.content)).toEqual(["eyes", "+1"]);
     expect(r.summary).toContain("### dissent · comment on #12: done");
@@ -476,6 +524,49 @@ describe("the Action, run as GitHub's runner runs it, from its own folder, again
     const saved = step("wiki-save");
     expect(saved.status, saved.stderr).toBe(0);
     expect(wikiFiles()).toEqual(expect.arrayContaining(["wiki/gap-from-this-run.md", "wiki/gap-from-another-run.md"]));
+  });
+
+  it("command: audit gates a prompt as a CI check: --fail-on needs_work fails the step (exit 3) with the verdict, the concerns and the answer's JSON", async () => {
+    const before = gate.requests.length;
+    let result: { final_output: string; audit_meta: { revised: boolean } } | undefined;
+    const r = await job(
+      "workflow_dispatch",
+      {},
+      { command: "audit", config: "audit.config.yaml", "prompt-file": "prompt.txt", "fail-on": "needs_work" },
+      (done) => {
+        result = JSON.parse(readFileSync(done.outputs["result-file"] ?? "", "utf8"));
+      },
+    );
+    expect(r.ok).toBe(false);
+    const run = r.steps.find((s) => s.step.id === "run");
+    expect(run?.code).toBe(3);
+    expect(run?.stderr).toContain("dissent: --fail-on needs_work: the challenger's verdict was needs_work");
+    expect(r.outputs.status).toBe("needs_work");
+    expect(r.summary).toContain("### dissent audit: needs_work (exit 3: --fail-on)");
+    expect(r.summary).toContain("| critical | factual\\_risk | safe at 145 °F (63 °C) | Poultry needs a higher temperature. |");
+    expect(result?.audit_meta.revised).toBe(true);
+    expect(result?.final_output).toContain("poultry minimum");
+    // Three calls: draft, audit, revision; no issue, no wiki, no GitHub at all.
+    expect(gate.requests.length - before).toBe(3);
+    expect(r.steps.find((s) => s.step.id === "wiki")?.outcome).toBe("skipped");
+    expect(cache.saved.at(-1)).toBe(`dissent-home-audit-${runId}-1`);
+  });
+
+  it("command: audit passes the step on a pass, and without fail-on on any verdict", async () => {
+    const pass = await job(
+      "workflow_dispatch",
+      {},
+      { command: "audit", config: "audit.config.yaml", prompt: "At what temperature does water boil?", "fail-on": "needs_work,drift" },
+    );
+    expect(pass.ok, pass.log).toBe(true);
+    expect(pass.outputs.status).toBe("pass");
+    expect(pass.summary).toContain("### dissent audit: pass\n");
+    const noFailOn = await job("workflow_dispatch", {}, { command: "audit", config: "audit.config.yaml", "prompt-file": "prompt.txt" });
+    expect(noFailOn.ok, noFailOn.log).toBe(true);
+    expect(noFailOn.outputs.status).toBe("needs_work");
+    const missing = await job("workflow_dispatch", {}, { command: "audit", config: "audit.config.yaml" });
+    expect(missing.ok).toBe(false);
+    expect(missing.log).toContain("dissent: error: command audit needs the prompt input or the prompt-file input");
   });
 
   it("the install cache's key follows the lockfile: the same lockfile the same key, a changed one another", () => {

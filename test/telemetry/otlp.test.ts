@@ -158,6 +158,12 @@ describe("traces of run", () => {
     const spans = r.spans();
     const challenger = spans.find((s) => s.name === "chat challenger");
     expect(challenger?.attrs["error.type"]).toBeTruthy();
+    // One span for the call, its retries counted on it: the server saw every attempt as a request.
+    const asked = w.server.requests.filter((q) => q.body.model === "challenger").length;
+    expect(asked).toBeGreaterThan(1);
+    expect(challenger?.attrs["dissent.attempts"]).toBe(asked);
+    expect(spans.filter((s) => s.name === "chat challenger")).toHaveLength(1);
+    expect(spans.find((s) => s.name === "chat executor")?.attrs["dissent.attempts"]).toBe(1);
     expect(challenger?.status?.code).toBe(2); // STATUS_CODE_ERROR
     const root = named(spans, "invoke_workflow dissent.run")[0];
     expect(root?.events.find((e) => e.name === "gen_ai.evaluation.result")?.attrs).toMatchObject({
