@@ -238,6 +238,7 @@ function implementOf(file: ConfigFile["implement"], baseDir: string): Config["im
     sandbox: file.sandbox,
     network: file.network,
     writable: file.writable.map((p) => resolve(baseDir, p.replace(/^~(?=\/|$)/, homedir()))),
+    readable: file.readable.map((p) => resolve(baseDir, p.replace(/^~(?=\/|$)/, homedir()))),
     maxConcurrency: file.max_concurrency,
     openPr: file.open_pr,
     maxAttemptsPerIssue: file.max_attempts_per_issue,

@@ -118,6 +118,8 @@ export const ImplementFile = z
     network: z.boolean().default(true),
     /** Under bubblewrap: paths the agent may write besides its clone and a private /tmp (its own state, say `~/.claude`). */
     writable: z.array(z.string().min(1).max(4096)).max(50).default([]),
+    /** Under bubblewrap: paths the agent may read that the sandbox would hide (under /tmp, say: the agent's own script), read-only. */
+    readable: z.array(z.string().min(1).max(4096)).max(50).default([]),
     /** Agents at once, in the factory. */
     max_concurrency: z.number().int().min(1).max(64).default(1),
     /** Push the branch and open a pull request (GitHub tracker). */
@@ -149,6 +151,8 @@ export interface ImplementConfig {
   network: boolean;
   /** Absolute paths (`~` and relative paths resolved). */
   writable: string[];
+  /** Absolute paths (`~` and relative paths resolved), read-only for the agent. */
+  readable: string[];
   maxConcurrency: number;
   openPr: boolean;
   maxAttemptsPerIssue: number;

@@ -78,7 +78,7 @@ function policyOf(d: AttemptDeps, taskFile: string): SandboxPolicy {
   return {
     workdir: d.clone.path,
     writable: d.config.writable,
-    readable: [d.clone.objects, d.clone.userObjects, d.clone.repo, taskFile],
+    readable: [d.clone.objects, d.clone.userObjects, d.clone.repo, taskFile, ...d.config.readable],
     hidden: [d.home],
     network: d.config.network,
   };

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IMPLEMENT_ROLES } from "../../src/implement/roles.js";
 import { PIPELINE_ROLES } from "../../src/pipeline/stages.js";
@@ -146,6 +146,8 @@ export function implementConfig(
     '  test_command: "node test.js"',
     `  attempt_timeout_ms: ${o.attemptTimeoutMs ?? 20_000}`,
     "  env: [AGENT_MODE, AGENT_LOG, HOSTILE, HOSTILE_PLAN]",
+    // The agents' scripts, read-only: a checkout under /tmp is behind the sandbox's private /tmp.
+    `  readable: [${JSON.stringify(dirname(SCRIPTED_AGENT))}]`,
     `  sandbox: ${o.sandbox ?? "bubblewrap"}`,
     ...(o.writable?.length ? [`  writable: [${o.writable.map((w) => JSON.stringify(w)).join(", ")}]`] : []),
     ...(o.implement ? [o.implement] : []),
