@@ -24,6 +24,7 @@ describe("implement: in the config", () => {
       sandbox: "auto",
       network: true,
       writable: [],
+      readable: [],
       maxConcurrency: 1,
       openPr: true,
       maxAttemptsPerIssue: 8,
