@@ -196,7 +196,7 @@ function runCli(args, cwd, env = {}) {
 // Each is its own script (bench/<topic>.mjs) writing bench/results.<topic>.json; they run here in turn
 // and their figures join results.json. `npm run bench -- --only core` skips them.
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
-const SUBS = ["judgment", "councils", "cost", "library", "eval", "factory", "dashboard", "engine", "chaos", "mcp", "implement", "codemap"];
+const SUBS = ["judgment", "councils", "cost", "library", "peer", "eval", "factory", "dashboard", "engine", "chaos", "mcp", "implement", "codemap"];
 for (const topic of only === "core" ? [] : SUBS.filter((t) => !only || t === only)) {
   const script = fileURLToPath(new URL(`./${topic}.mjs`, import.meta.url));
   if (!existsSync(script)) continue;
