@@ -201,6 +201,7 @@ const SUBS = [
   "councils",
   "cost",
   "library",
+  "peer",
   "eval",
   "factory",
   "dashboard",
