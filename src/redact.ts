@@ -4,7 +4,7 @@ const KEY_SHAPED = /\b(sk|pk|rk|ghp|gho|ghs|ghu|github_pat|xox[bap])[-_][A-Za-z0
 const BEARER = /\b(Bearer|Basic)\s+(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{16,}/g;
 
 /**
- * Secrets this long or longer are also found written another way (docs/configuration.md#secrets):
+ * Secrets this long or longer are also found written another way (docs/configuration.md#keys-are-secrets-from-the-moment-the-config-loads):
  * with whitespace between their characters, percent-encoded (wholly or in part), or base64 (standard
  * or URL alphabet, at any alignment inside a longer encoded text). Shorter ones only as they are:
  * their other forms would match ordinary text.
