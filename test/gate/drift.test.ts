@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { executorRequest, revisionRequest } from "../../src/gate/audit-gate.js";
 import { driftAgainst, revisionDrift } from "../../src/gate/drift.js";
 
 /**
@@ -94,5 +95,18 @@ describe("revisionDrift (every given text the user's)", () => {
       { kind: "number", text: "165" },
       { kind: "name", text: "USDA" },
     ]);
+  });
+});
+
+describe("the revision prompt says what drift allows (ADR-036)", () => {
+  it("amounts, totals and percentages recomputed from given figures with their working, conversions the constraints or policies ask for; every other wrong value removed or marked", () => {
+    const request = revisionRequest(executorRequest("Q?", [], []), "A draft.", []);
+    const text = request.messages.at(-1)?.content ?? "";
+    expect(text).toContain("an amount of money, a total or a percentage that plain arithmetic on the given figures settles");
+    expect(text).toContain("written with its working beside it");
+    expect(text).toContain("a unit conversion of a given quantity that the constraints or policies ask for");
+    expect(text).toMatch(
+      /A wrong value — a temperature, a dose, a date, a duration, a count, a name — is removed or marked as needing a check, never replaced/,
+    );
   });
 });
