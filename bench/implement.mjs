@@ -10,25 +10,14 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chatCompletion, median, recorder } from "./lib.mjs";
+import { chatCompletion, instantCouncil, median, printTable, recorder } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const { IMPLEMENT_ROLES } = await import("../dist/implement/roles.js");
 const { PIPELINE_ROLES } = await import("../dist/pipeline/stages.js");
 
 /** An instant model: an agreeable council for the plan, no findings and every criterion met for the review. */
-function answer(model, body) {
-  if (model === "complexity_gate") return "LOAD-BEARING";
-  if (["discover.brief", "shape.writer", "planner"].includes(model)) return `# ${model}\n\nAdd sum(a, b) in src/sum.js; test.js checks it.`;
-  if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["sum(2, 3) returns 5"] });
-  if (model === "verifier") return JSON.stringify({ evidence: "", reason: "not a defect", verdict: "refute" });
-  if (model === "review.acceptance") {
-    const text = JSON.stringify(body);
-    const line = /Tests: `[^`]+` passed \(exit 0\)\./.exec(text)?.[0] ?? "";
-    return JSON.stringify({ criteria: [{ criterion: "sum(2, 3) returns 5", evidence: line, verdict: "met", reason: "tests pass" }] });
-  }
-  return JSON.stringify({ findings: [] });
-}
+const answer = (model, body) => instantCouncil(model, body) ?? JSON.stringify({ findings: [] });
 
 const server = createServer((req, res) => {
   let data = "";
@@ -169,5 +158,4 @@ try {
 // The machine's load when measured: wall times on a shared machine stretch with it.
 results.load_average_1m = { value: Number((await import("node:os")).loadavg()[0].toFixed(2)), unit: "runnable processes" };
 writeFileSync(new URL("./results.implement.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
-for (const r of rows) console.log(r.map((c, i) => String(c).padEnd(width[i])).join("  "));
+printTable(rows);

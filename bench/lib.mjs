@@ -4,7 +4,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
@@ -54,6 +54,54 @@ export function buildSupport() {
   return out;
 }
 
+/** This process's CPU time so far, in ms. */
+export const cpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/**
+ * Times one run of `fn` into `into` (a `bucket()`): wall time (its median is reported) and this
+ * process's CPU time (summed: what the run cost, whatever else the machine is doing).
+ */
+export async function timed(fn, into) {
+  const c = cpuMs();
+  const t = performance.now();
+  await fn();
+  into.wall.push(performance.now() - t);
+  into.cpu += cpuMs() - c;
+}
+export const bucket = () => ({ wall: [], cpu: 0 });
+
+/** Prints a bench's rows (measure, median, goal, verdict) as an aligned table under its heading. */
+export function printTable(rows) {
+  const head = ["measure", "median", "goal", ""];
+  const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i] ?? "").length), head[i].length));
+  const line = (r) =>
+    r
+      .map((c, i) => String(c ?? "").padEnd(width[i]))
+      .join("  ")
+      .trimEnd();
+  console.log(line(head));
+  for (const r of rows) console.log(line(r));
+}
+
+/**
+ * An instant council and review, as the implement and signal benches script it: an agreeable plan,
+ * no findings, every criterion met (quoting the passing test line), a refuting verifier.
+ */
+export function instantCouncil(model, body) {
+  if (model === "complexity_gate") return "LOAD-BEARING";
+  if (["discover.brief", "shape.writer", "planner"].includes(model)) return `# ${model}\n\nAdd sum(a, b) in src/sum.js; test.js checks it.`;
+  if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["sum(2, 3) returns 5"] });
+  if (model === "verifier") return JSON.stringify({ evidence: "", reason: "not a defect", verdict: "refute" });
+  if (model === "review.acceptance") {
+    const line = /Tests: `[^`]+` passed \(exit 0\)\./.exec(JSON.stringify(body))?.[0] ?? "";
+    return JSON.stringify({ criteria: [{ criterion: "sum(2, 3) returns 5", evidence: line, verdict: "met", reason: "tests pass" }] });
+  }
+  return undefined;
+}
+
 /** A baseline revision checked out beside the repo and built (tsc, then its bundle) with this repo's node_modules. */
 export function buildBaseline(rev, label) {
   const dir = mkdtempSync(join(tmpdir(), `dissent-${label}-baseline-`));
@@ -63,6 +111,8 @@ export function buildBaseline(rev, label) {
   sh("node", ["scripts/postbuild.mjs"], dir);
   return {
     bin: join(dir, "dist", "cli", "bin.js"),
+    /** The built package entry, to import the baseline's library in this process. */
+    entry: pathToFileURL(join(dir, "dist", "index.js")).href,
     cleanup: () => {
       sh("git", ["worktree", "remove", "--force", dir], ROOT);
       rmSync(dir, { recursive: true, force: true });

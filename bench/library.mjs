@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, recorder, round } from "./lib.mjs";
+import { bucket, median, recorder, round, timed } from "./lib.mjs";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
@@ -178,23 +178,6 @@ async function workloads() {
 }
 
 // ------------------------------------------------------------------ statistics
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-
-/**
- * Times one run of `fn` into `into`: wall time (its median is reported) and this process's CPU time
- * (summed: what the run cost, whatever else the machine is doing — shared CI machines are loaded).
- */
-async function timed(fn, into) {
-  const c = cpuMs();
-  const t = performance.now();
-  await fn();
-  into.wall.push(performance.now() - t);
-  into.cpu += cpuMs() - c;
-}
-const bucket = () => ({ wall: [], cpu: 0 });
 const summary = (b, runs) => ({ wall: median(b.wall), cpu: b.cpu / runs });
 
 /**

@@ -1,21 +1,16 @@
 // node bench/peer.mjs [--runs N] [--baseline REV] (or PEER_BASELINE=REV npm run bench -- --only peer) — the gate against the bare AI SDK as a peer benchmark
 // measures frameworks: three instant mock calls (a draft, an audit that asks for work, a revision),
 // the same three by hand with `generateText`, and `runAudit` from the package entry. Part of
-// `npm run bench`. With --baseline REV, that revision is built beside this one (git archive, this
+// `npm run bench`. With --baseline REV, that revision is built beside this one (a git worktree, this
 // repo's node_modules) and its `runAudit` runs in the same process, interleaved with the others, so
 // the before and after figures come from one run on one machine state (issue 31 item 9).
 // Figures are CPU time per run (summed over the runs: what the machine's load does not move), with
 // the median wall time beside it. Writes bench/results.peer.json and prints a table.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { writeFileSync } from "node:fs";
 import { generateText } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { median, recorder, round } from "./lib.mjs";
+import { bucket, buildBaseline, median, printTable, recorder, round, timed } from "./lib.mjs";
 
-const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
 const flag = (name, fallback) => {
   const i = args.indexOf(name);
@@ -76,32 +71,6 @@ async function gateFrom(entry) {
   };
 }
 
-/** A revision built beside this repo: git archive into a temp folder, this repo's node_modules, its own build. */
-function buildRevision(rev) {
-  const dir = mkdtempSync(join(tmpdir(), "dissent-peer-baseline-"));
-  const tar = execFileSync("git", ["archive", "--format=tar", rev], { cwd: ROOT, maxBuffer: 512 * 1024 * 1024 });
-  mkdirSync(dir, { recursive: true });
-  execFileSync("tar", ["-x", "-C", dir], { input: tar });
-  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  execFileSync(process.execPath, ["scripts/postbuild.mjs"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  return { entry: pathToFileURL(join(dir, "dist", "index.js")).href, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
-
-// ------------------------------------------------------------------ timing
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-async function timed(fn, into) {
-  const c = cpuMs();
-  const t = performance.now();
-  await fn();
-  into.wall.push(performance.now() - t);
-  into.cpu += cpuMs() - c;
-}
-const bucket = () => ({ wall: [], cpu: 0 });
-
 /** Interleaved: one run of each workload in turn, the order rotated every run (load falls on all alike). */
 async function interleaved(fns, runs) {
   const b = fns.map(bucket);
@@ -119,7 +88,7 @@ async function solo(fns, runs) {
 
 // ------------------------------------------------------------------ the rows
 const { results, rows, record } = recorder({ runs: RUNS, node: process.version, date: new Date().toISOString() });
-const baseline = BASELINE ? buildRevision(BASELINE) : undefined;
+const baseline = BASELINE ? buildBaseline(BASELINE, "peer") : undefined;
 try {
   const gate = await gateFrom("dissent");
   const before = baseline ? await gateFrom(baseline.entry) : undefined;
@@ -146,12 +115,5 @@ try {
 }
 
 writeFileSync(new URL("./results.peer.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length)));
-for (const r of rows)
-  console.log(
-    r
-      .map((c, i) => String(c).padEnd(width[i]))
-      .join("  ")
-      .trimEnd(),
-  );
+printTable(rows);
 console.log("\nwritten: bench/results.peer.json");

@@ -15,7 +15,7 @@ import { planIssue } from "../dist/pipeline/plan-issue.js";
 import { PIPELINE_ROLES, STAGES } from "../dist/pipeline/stages.js";
 import { memoryStore } from "../dist/store/sqlite.js";
 import { localTracker } from "../dist/trackers/local.js";
-import { chatCompletion, median, recorder, round, sleep } from "./lib.mjs";
+import { chatCompletion, median, printTable, recorder, round, sleep } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 async function timeIt(fn, { warmup = 20, runs = 200 } = {}) {
@@ -227,14 +227,7 @@ for (const topic of only === "core" ? [] : SUBS.filter((t) => !only || t === onl
 results.bench_peak_rss_mb = { value: round(process.memoryUsage().rss / 2 ** 20, 1), unit: "MiB" };
 rows.push(["bench process RSS at end", `${results.bench_peak_rss_mb.value} MiB`, "", ""]);
 
-const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length), ["measure", "median", "goal", ""][i].length));
-const line = (r) =>
-  r
-    .map((c, i) => String(c).padEnd(width[i]))
-    .join("  ")
-    .trimEnd();
-console.log(line(["measure", "median", "goal", ""]));
-for (const r of rows) console.log(line(r));
+printTable(rows);
 
 writeFileSync(
   new URL("./results.json", import.meta.url),

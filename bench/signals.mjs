@@ -7,13 +7,13 @@
 // Goal (docs/errors.md "Signals"): under 1 s wherever the wait can be aborted; the 9 s deadline only
 // for what cannot. Median of RUNS runs per case. Writes bench/results.signals.json and prints a table.
 import { execFileSync, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { createServer as createTcpServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { buildSupport, chatCompletion, median, recorder, sleep } from "./lib.mjs";
+import { buildSupport, chatCompletion, instantCouncil, median, printTable, recorder, sleep } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const RUNS = Number(process.argv[process.argv.indexOf("--runs") + 1]) || 3;
@@ -27,18 +27,10 @@ const seen = new Map();
 const saw = (what) => seen.set(what, (seen.get(what) ?? 0) + 1);
 const held = new Set(); // responses never answered: ended when the script stops
 
-/** An instant council for planning; no findings; every criterion met; models named `hang…` never answer. */
+/** An instant council for planning; no findings; every criterion met; the executor's draft, passed. */
 function answer(model, body) {
-  if (model === "complexity_gate") return "LOAD-BEARING";
-  if (["discover.brief", "shape.writer", "planner"].includes(model)) return `# ${model}\n\nAdd sum(a, b) in src/sum.js; test.js checks it.`;
-  if (model === "spec.ac_generator") return JSON.stringify({ acceptance_criteria: ["sum(2, 3) returns 5"] });
-  if (model === "verifier") return JSON.stringify({ evidence: "", reason: "not a defect", verdict: "refute" });
-  if (model === "review.acceptance") {
-    const line = /Tests: `[^`]+` passed \(exit 0\)\./.exec(JSON.stringify(body))?.[0] ?? "";
-    return JSON.stringify({ criteria: [{ criterion: "sum(2, 3) returns 5", evidence: line, verdict: "met", reason: "tests pass" }] });
-  }
   if (model === "executor") return "Water boils at 100 °C at sea level.";
-  return JSON.stringify({ findings: [], concerns: [], verdict: "pass" });
+  return instantCouncil(model, body) ?? JSON.stringify({ findings: [], concerns: [], verdict: "pass" });
 }
 
 const http = createServer((req, res) => {
@@ -197,20 +189,8 @@ add("run_replay_hash", "run --replay: hashing an 8 GiB model file", async () => 
   const dir = join(root, "hash");
   mkdirSync(dir, { recursive: true });
   const support = buildSupport();
-  const { writeTinyGguf, TINY_CHAT } = await import(pathToFileURL(join(support, "test/support/tiny-gguf.js")).href);
-  const big = writeTinyGguf(join(dir, "big.gguf"), TINY_CHAT);
-  truncateSync(big.path, 8 * 2 ** 30);
-  writeFileSync(
-    join(dir, "dissent.config.yaml"),
-    [
-      "models_dir: ./models",
-      "providers:",
-      '  tiny: { type: llama-cpp, model: "./big.gguf", threads: 1, gpu: false }',
-      "routes:",
-      '  executor: { primary: "tiny:drafter" }',
-      '  challenger: { primary: "tiny:judge" }',
-    ].join("\n"),
-  );
+  const { writeBigGguf } = await import(pathToFileURL(join(support, "test/support/tiny-gguf.js")).href);
+  writeFileSync(join(dir, "dissent.config.yaml"), writeBigGguf(dir).config);
   return { dir, env: { DISSENT_HOME: join(dir, "home") }, args: ["run", "--replay", "What is 2+2?"], ready: ({ err }) => err.includes("dissent: hashing ") };
 });
 add("doctor_hash", "doctor: hashing an 8 GiB model file", async () => {
@@ -427,14 +407,7 @@ try {
   rmSync(root, { recursive: true, force: true });
 }
 
-const width = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => String(r[i]).length), ["measure", "median", "goal", ""][i].length));
-const line = (r) =>
-  r
-    .map((c, i) => String(c).padEnd(width[i]))
-    .join("  ")
-    .trimEnd();
-console.log(line(["measure", "median", "goal", ""]));
-for (const r of rows) console.log(line(r));
+printTable(rows);
 if (!ONLY)
   writeFileSync(
     new URL("./results.signals.json", import.meta.url),

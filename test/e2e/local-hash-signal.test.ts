@@ -5,30 +5,18 @@
  * finished (nothing remembered in the sidecar). The model is a tiny GGUF made sparse to 8 GiB:
  * reading it whole takes seconds, storing it takes nothing.
  */
-import { existsSync, readFileSync, truncateSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { scratch } from "../support/cli.js";
 import { startDissent, stopAll, until, type Started } from "../support/proc.js";
-import { TINY_CHAT, writeTinyGguf } from "../support/tiny-gguf.js";
+import { writeBigGguf } from "../support/tiny-gguf.js";
 
 let s: ReturnType<typeof scratch>;
 const started: Started[] = [];
 beforeAll(() => {
   s = scratch("dissent-hash-signal-");
-  const big = writeTinyGguf(join(s.dir, "big.gguf"), TINY_CHAT);
-  truncateSync(big.path, 8 * 2 ** 30); // zeros after the model: still a GGUF whose header fits, 8 GiB to read
-  s.write(
-    "big.yaml",
-    [
-      "models_dir: ./models",
-      "providers:",
-      '  tiny: { type: llama-cpp, model: "./big.gguf", threads: 1, gpu: false }',
-      "routes:",
-      '  executor: { primary: "tiny:drafter" }',
-      '  challenger: { primary: "tiny:judge" }',
-    ].join("\n"),
-  );
+  s.write("big.yaml", writeBigGguf(s.dir).config);
 });
 afterEach(() => stopAll(started));
 afterAll(() => s.cleanup());

@@ -11,7 +11,8 @@
  * data, every tensor aligned to `general.alignment` (32).
  */
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 export interface TinyGgufOptions {
   /** PRNG seed for the weights; the same options give the same bytes. Default 1. */
@@ -299,3 +300,22 @@ export function writeTinyGguf(path: string, opts: TinyGgufOptions = {}): TinyGgu
  * a character).
  */
 export const TINY_CHAT: TinyGgufOptions = { favour: '"', eosAfter: '"', contextLength: 8192 };
+
+/**
+ * A tiny GGUF made sparse to 8 GiB (`big.gguf` in `dir`: zeros after the model, so its header still
+ * fits and reading it whole takes seconds, storing it nothing) and a config routing the gate's two
+ * roles to it — what the hash-on-SIGTERM test and bench/signals.mjs stop mid-hash.
+ */
+export function writeBigGguf(dir: string): { path: string; config: string } {
+  const big = writeTinyGguf(join(dir, "big.gguf"), TINY_CHAT);
+  truncateSync(big.path, 8 * 2 ** 30);
+  const config = [
+    "models_dir: ./models",
+    "providers:",
+    '  tiny: { type: llama-cpp, model: "./big.gguf", threads: 1, gpu: false }',
+    "routes:",
+    '  executor: { primary: "tiny:drafter" }',
+    '  challenger: { primary: "tiny:judge" }',
+  ].join("\n");
+  return { path: big.path, config };
+}
