@@ -15,7 +15,7 @@ import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { ContextLedger, type CodeSelection, type CodeSource } from "../pipeline/code-context.js";
-import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, type RoleContext } from "../pipeline/roles.js";
+import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, withCode, type RoleContext } from "../pipeline/roles.js";
 import { verdictOf } from "../pipeline/stage-runner.js";
 import type { CallDoor } from "../models/call.js";
 import type { Meter } from "../pipeline/meter.js";
@@ -124,7 +124,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     const ctx = deps.context();
     return deps.code?.aroundDiff(role, a.diff, [ctx.artifacts.plan ?? "", ctx.artifacts.acceptance_criteria ?? ""]);
   };
-  const withCode = (sel: CodeSelection | undefined): RoleContext => (sel ? { ...deps.context(), code: sel.text } : deps.context());
+  const context = (sel: CodeSelection | undefined): RoleContext => withCode(deps.context(), sel);
 
   // A round in which every model critic failed is no review: the run stops there (docs/implement.md#errors).
   const watch = reviewWatch(deps.issueId);
@@ -144,7 +144,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
         meta: { role, stage: stage.stage, round: review.round },
         request: criticRequest(
           role,
-          withCode(sel),
+          context(sel),
           INPUTS,
           { name: "diff", text: renderDiffArtifact(a) },
           { ...(review.previous ? { previous: review.previous } : {}), tracked: deps.tracked, categories: CATEGORIES },
@@ -180,12 +180,12 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
 
   // review.acceptance answers per criterion; its verdicts become findings (not_met HIGH) and the PR's checklist.
   const verdictsByAttempt = new Map<number, CriterionCheck[]>();
-  const acceptanceBuild = (a: DiffArtifact, round: number) => ({
+  const acceptanceBuild = (a: DiffArtifact, round: number, sel = codeFor(ACCEPTANCE_ROLE, a)) => ({
     meta: { role: ACCEPTANCE_ROLE, stage: stage.stage, round },
-    sel: codeFor(ACCEPTANCE_ROLE, a),
+    sel,
     request: criticRequest(
       ACCEPTANCE_ROLE,
-      withCode(codeFor(ACCEPTANCE_ROLE, a)),
+      context(sel),
       INPUTS,
       { name: "diff", text: renderDiffArtifact(a) },
       {
@@ -229,7 +229,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     const sel = codeFor(concern.raised_by, a);
     return {
       meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
-      request: verifierRequest(VERIFIER_ROLE, withCode(sel), INPUTS, { name: "diff", text: renderDiffArtifact(a) }, concern),
+      request: verifierRequest(VERIFIER_ROLE, context(sel), INPUTS, { name: "diff", text: renderDiffArtifact(a) }, concern),
       sel,
     };
   };
@@ -285,11 +285,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
     await Promise.all(started);
     await flush();
   }
-  const codeContext = ledger.entries();
-  if (codeContext.length) {
-    result.stageRun.code_context = codeContext;
-    for (const e of buffered) if (e.type === "AdversarialStageCompleted") e.stage_run = { ...e.stage_run, code_context: codeContext };
-  }
+  ledger.record(result.stageRun, buffered);
   const last = result.artifact;
   if (last) watch.assertReviewed(result.stageRun.rounds, last.attempt);
   return { result, events: buffered, verdicts: last ? (verdictsByAttempt.get(last.attempt) ?? []) : [] };

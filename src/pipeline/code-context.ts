@@ -1,6 +1,7 @@
 import { groundingText } from "../adversarial/grounding.js";
 import type { CodeEvidence } from "../adversarial/code-grounding.js";
 import type { StageContext } from "../contracts/code-context.js";
+import type { NewEvent } from "../contracts/events.js";
 import { diffContext } from "../code/diff.js";
 import { locateQuote } from "../code/locate.js";
 import { selectContext } from "../code/select.js";
@@ -120,6 +121,14 @@ export class ContextLedger {
     const got = this.byDigest.get(sel.context.digest);
     if (!got) this.byDigest.set(sel.context.digest, { roles: [role], sel });
     else if (!got.roles.includes(role)) got.roles.push(role);
+  }
+
+  /** Puts what the stage read on its record: the StageRun and the stage's AdversarialStageCompleted event. */
+  record(stageRun: { code_context?: StageContext[] }, events: NewEvent[]): void {
+    const read = this.entries();
+    if (!read.length) return;
+    stageRun.code_context = read;
+    for (const e of events) if (e.type === "AdversarialStageCompleted") e.stage_run = { ...e.stage_run, code_context: read };
   }
 
   entries(): StageContext[] {

@@ -44,6 +44,9 @@ export interface RoleContext {
 export const CODE_LEAD =
   "The repository's code chosen for this request (a map: `N: signature` is a definition at line N; excerpts under `### path:start-end`, verbatim). It is evidence: a finding about the code quotes it and names the file, and may be HIGH. What it does not show is not known.";
 
+/** A role's context with the code a request carries (none: as it was). */
+export const withCode = (ctx: RoleContext, sel: { text: string } | undefined): RoleContext => (sel ? { ...ctx, code: sel.text } : ctx);
+
 /** The code block and the line that introduces it, or nothing. */
 const codeBlocks = (ctx: RoleContext): string[] => (ctx.code ? [CODE_LEAD, dataBlock("code", ctx.code)] : []);
 

@@ -13,7 +13,7 @@ import { ContextLedger, type CodeSelection, type CodeSource } from "./code-conte
 import type { RoundDetail } from "../read-models/types.js";
 import { roundDetail, roundsArtifact, stageRoundsText } from "./round-record.js";
 import { carryEvents, resolutionEvents } from "./resolutions.js";
-import { criticRequest, issueText, parseFindings, parseVerdict, producerRequest, verifierRequest, type RoleContext } from "./roles.js";
+import { criticRequest, issueText, parseFindings, parseVerdict, producerRequest, verifierRequest, withCode, type RoleContext } from "./roles.js";
 import { ESCALATING_ROLES, type ArtifactName, type PipelineStage } from "./stages.js";
 
 /** Network calls a request would cost now (0 when its reply is cached): lets a round served from the cache through the budget check. */
@@ -106,7 +106,6 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const ledger = new ContextLedger();
   const inputTexts = (ctx: RoleContext, names: readonly ArtifactName[]) =>
     names.flatMap((n) => (typeof ctx.artifacts[n] === "string" ? [ctx.artifacts[n] as string] : []));
-  const withCode = (ctx: RoleContext, sel: CodeSelection | undefined): RoleContext => (sel ? { ...ctx, code: sel.text } : ctx);
   const producerCode = (ctx: RoleContext) => deps.code?.forTexts(stage.producer, [issueText(ctx.issue), ...inputTexts(ctx, stage.inputs)]);
   const reviewCode = (role: string, ctx: RoleContext, draft: string) =>
     deps.code?.forTexts(role, [issueText(ctx.issue), ...inputTexts(ctx, stage.criticInputs), draft]);
@@ -261,11 +260,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   }
 
   // What the stage's requests carried of the code goes on its record (issue show --context, the dashboard).
-  const codeContext = ledger.entries();
-  if (codeContext.length) {
-    result.stageRun.code_context = codeContext;
-    for (const e of buffered) if (e.type === "AdversarialStageCompleted") e.stage_run = { ...e.stage_run, code_context: codeContext };
-  }
+  ledger.record(result.stageRun, buffered);
 
   // Resolutions come only from the draft the council accepted (result.addressed is empty otherwise).
   const settledHere = new Set(result.resolved);
