@@ -17,12 +17,13 @@ const env = process.env;
 const ACTION = env.ACTION_PATH || join(import.meta.dirname, "..");
 const TEMP = env.RUNNER_TEMP || "/tmp";
 
-/** The command each event runs when the `command` input is empty (issue 33 adds pull_request here). */
+/** The command each event runs when the `command` input is empty. */
 const EVENT_COMMANDS = {
   issue_comment: () => "comment",
   issues: (event) => (event?.action === "closed" ? "merged" : "plan"),
+  pull_request: () => "review",
 };
-const COMMANDS = ["plan", "implement", "comment", "merged", "audit"];
+const COMMANDS = ["plan", "implement", "comment", "merged", "review", "audit"];
 /** The most bytes of a prompt the audit command reads: what `dissent run` accepts (docs/limits.md). */
 const MAX_PROMPT_BYTES = 1024 * 1024;
 
@@ -95,11 +96,12 @@ function setup() {
   }
   if (!COMMANDS.includes(command)) fail(`command must be ${COMMANDS.slice(0, -1).join(", ")} or ${COMMANDS.at(-1)}, not '${command}'`);
   // audit gates a prompt, not an issue: it needs the prompt instead, and keeps one home (its reply cache) for every run.
-  const issue = command === "audit" ? "" : env.INPUT_ISSUE || String(event?.issue?.number ?? "");
+  const issue = command === "audit" ? "" : env.INPUT_ISSUE || String(event?.issue?.number ?? event?.pull_request?.number ?? "");
   if (command === "audit") {
     if (!env.INPUT_PROMPT && !env.INPUT_PROMPT_FILE) fail("command audit needs the prompt input or the prompt-file input");
     if (env.INPUT_PROMPT && env.INPUT_PROMPT_FILE) fail("give the prompt input or the prompt-file input, not both");
-  } else if (!/^[1-9][0-9]{0,9}$/.test(issue)) fail("no issue number: give the issue input, or run on an issues or issue_comment event");
+  } else if (!/^[1-9][0-9]{0,9}$/.test(issue))
+    fail(`no ${command === "review" ? "pull request" : "issue"} number: give the issue input, or run on an issues, issue_comment or pull_request event`);
   if ((command === "comment" || command === "merged") && !env.GITHUB_EVENT_PATH)
     fail(`command ${command} reads the event payload, and this run has none ($GITHUB_EVENT_PATH)`);
 
@@ -269,6 +271,52 @@ function auditPrompt() {
   return readCapped(path, MAX_PROMPT_BYTES);
 }
 
+/** Events whose workspace is the pull request's own code (its merge commit): its configuration is not trusted. */
+const PULL_EVENTS = new Set(["pull_request", "pull_request_target"]);
+/** The config input's default: `.dissent.yaml` is read when it is left as is and only that file exists. */
+const DEFAULT_CONFIG = "dissent.config.yaml";
+const ALT_CONFIG = ".dissent.yaml";
+
+/** The config file, relative to the workspace: the input's, or `.dissent.yaml` when the input is the default and only that exists. */
+function configPath() {
+  const named = env.DISSENT_CONFIG || DEFAULT_CONFIG;
+  const ws = env.GITHUB_WORKSPACE || process.cwd();
+  if (named === DEFAULT_CONFIG && !existsSync(join(ws, named)) && existsSync(join(ws, ALT_CONFIG))) return ALT_CONFIG;
+  return named;
+}
+
+/**
+ * The config file as the pull request's base branch has it, written beside the workspace's (so the
+ * paths in it mean what they mean on the base branch) under a name the pull request cannot choose.
+ * The pull request may change the config; its review never reads that change.
+ */
+function baseConfig(named) {
+  const event = eventPayload();
+  const base = event?.pull_request?.base?.ref;
+  if (typeof base !== "string" || !/^[\w./-]{1,200}$/.test(base) || base.includes("..")) fail("the pull_request event names no base branch");
+  if (named.startsWith("/") || named.split(/[\\/]/).includes("..")) fail(`config ${named}: on a pull request the config is a path in the repository`);
+  const r = remote();
+  git(["init", "--quiet", "--bare", GIT_DIR()], r.gitEnv);
+  const f = git(["fetch", "--quiet", "--depth=1", "--no-tags", r.url, `+refs/heads/${base}:refs/remotes/origin/${base}`], r.gitEnv);
+  if (!f.ok) fail(`cannot fetch the base branch ${base} of ${env.GITHUB_REPOSITORY} to read its config: ${f.err.split("\n").at(-1)}`);
+  const tryPath = (p) => git(["show", `refs/remotes/origin/${base}:${p}`], r.gitEnv);
+  let path = named;
+  let shown = tryPath(path);
+  if (!shown.ok && named === DEFAULT_CONFIG) shown = tryPath((path = ALT_CONFIG));
+  if (!shown.ok) fail(`the base branch ${base} has no ${named}: a pull request is reviewed with its base branch's config, never its own (the config input)`);
+  if (shown.raw.length > 1024 * 1024) fail(`${path} on ${base} is larger than 1 MiB`);
+  const ws = env.GITHUB_WORKSPACE || process.cwd();
+  const at = join(
+    ws,
+    path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "",
+    `.dissent-base-${createHash("sha256").update(base).digest("hex").slice(0, 8)}.yaml`,
+  );
+  mkdirSync(join(at, ".."), { recursive: true });
+  writeFileSync(at, shown.raw);
+  say(`config: ${path} as the base branch ${base} has it (the pull request's own is not read)`);
+  return at;
+}
+
 function run() {
   const command = env.COMMAND;
   const issue = env.ISSUE;
@@ -277,6 +325,7 @@ function run() {
     merged: ["github", "closed", "--event", env.GITHUB_EVENT_PATH ?? ""],
     plan: ["issue", "plan", issue],
     implement: ["issue", "implement", issue],
+    review: ["pr", "review", issue],
     audit: ["run", "--audit"],
   }[command];
   if (!args) fail(`command must be one of ${COMMANDS.join(", ")}, not '${command}'`);
@@ -286,7 +335,9 @@ function run() {
     input = auditPrompt();
     if (env.FAIL_ON) args.push("--fail-on", env.FAIL_ON);
   }
-  const childEnv = { ...env };
+  const childEnv = { ...env, DISSENT_CONFIG: configPath() };
+  // A pull request's review reads the configuration of its base branch, never its head's (docs/github-action.md).
+  if (command === "review" && PULL_EVENTS.has(env.GITHUB_EVENT_NAME ?? "")) childEnv.DISSENT_CONFIG = baseConfig(childEnv.DISSENT_CONFIG);
   for (const k of ["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]) if (!childEnv[k]) delete childEnv[k]; // an empty input is no key
   for (const k of Object.keys(childEnv)) if (k.startsWith("INPUT_")) delete childEnv[k];
   const outFile = join(TEMP, "dissent-out.json");
@@ -343,7 +394,15 @@ function summary(command, issue, status, planUrl, out, code) {
   else if (command === "audit") lines.push(...auditSummary(status, out, code >= 3 && code <= 5 ? code : 0));
   else if (command === "comment") lines.push(`### dissent · comment on #${issue}: ${status}${plan}`, "", md(out.detail));
   else if (command === "merged") lines.push(`### dissent · #${issue} closed: ${status.replace("_", " ")}`, "", md(out.detail));
-  else {
+  else if (command === "review") {
+    lines.push(`### dissent review · pull request #${issue}: ${status}${out.check ? ` · check ${md(out.check)}` : ""}`, "");
+    const findings = Array.isArray(out.findings) ? out.findings : [];
+    lines.push(`${findings.length} finding${findings.length === 1 ? "" : "s"}; the review and its inline comments are on the pull request.`);
+    if (findings.length) {
+      lines.push("", "| finding | severity | | concern |", "|---|---|---|---|");
+      for (const f of findings.slice(0, 20)) lines.push(`| ${md(f.id)} | ${md(f.severity)} | ${f.blocking ? "blocks" : "advice"} | ${md(f.concern)} |`);
+    }
+  } else {
     lines.push(`### dissent ${command} · #${issue}: ${status}${plan}`, "");
     const pending = Array.isArray(out.pending_concerns) ? out.pending_concerns : [];
     if (typeof out.calls === "number")

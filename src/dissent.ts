@@ -21,6 +21,8 @@ import type { MergeResult } from "./carryover/merge.js";
 import type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
 import type { IssueDetail, IssueSummary } from "./read-models.js";
 import type { ImplementProgress, ImplementResult } from "./implement/implement-issue.js";
+import type { PrReviewResult } from "./github/review-pull.js";
+import type { RoundProgress } from "./adversarial/retry-loop.js";
 import { addPart, engineInstalled, missingOptional, OPT_IN_PARTS } from "./opt-in.js";
 import { redactor, type Redactor } from "./redact.js";
 import { openStore } from "./store/open.js";
@@ -160,6 +162,21 @@ export interface Dissent {
       lease?: { ttlMs?: number; renewMs?: number };
     },
   ): Promise<ImplementResult>;
+  /**
+   * `dissent pr review N` (docs/github-action.md "Reviewing any pull request"): reviews a pull request
+   * — a person's too — against the plan of the issue it closes (or its description), and posts the
+   * review and the `dissent` check on it. Never pushes, never approves. GitHub tracker only.
+   */
+  reviewPullRequest(
+    number: number,
+    opts?: {
+      cache?: CacheMode;
+      onProgress?: (p: RoundProgress) => void;
+      holder?: LeaseHolder;
+      lease?: { ttlMs?: number; renewMs?: number };
+      signal?: AbortSignal;
+    },
+  ): Promise<PrReviewResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
   merge(id: string, pr: number): Promise<MergeResult>;
   /** The event log, oldest first. */
@@ -538,6 +555,27 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
           redact,
           secrets: redact.secrets,
           pullRequest: { review: config.review, dashboardUrl: config.serve.publicUrl },
+          ...hooks,
+        }),
+      );
+    },
+
+    async reviewPullRequest(number, o = {}) {
+      if (!Number.isInteger(number) || number < 1) throw new UsageError(`a pull request number is a positive integer, not '${number}'`);
+      const mode = o.cache ?? "use";
+      const subject = `pr-${number}`;
+      const { reviewPullRequest: review } = await import("./github/review-pull.js");
+      await ready(COMMANDS.prReview, { subject }, mode);
+      const deps = await issueDeps(o);
+      const given = o.signal ? { signal: o.signal } : {};
+      return traced(COMMANDS.prReview, { subject }, { mode, onProgress: o.onProgress, given }, (calls, hooks) =>
+        review(number, {
+          ...deps,
+          calls,
+          review: config.review,
+          dashboardUrl: config.serve.publicUrl,
+          redact,
+          secrets: redact.secrets,
           ...hooks,
         }),
       );

@@ -2,6 +2,8 @@ import type { AuditMeta } from "./contracts/audit.js";
 import type { GateResult } from "./gate/audit-gate.js";
 import type { ChallengeResult } from "./gate/challenge.js";
 import type { ImplementProgress, ImplementResult } from "./implement/implement-issue.js";
+import type { PrReviewResult } from "./github/review-pull.js";
+import type { RoundProgress } from "./adversarial/retry-loop.js";
 import type { ObservedCall } from "./models/types.js";
 import type { PipelineProgress, PlanResult } from "./pipeline/plan-issue.js";
 import type { CriticVoteReport } from "./pipeline/stage-runner.js";
@@ -68,6 +70,14 @@ export const COMMANDS = {
     trace: (t, { issueId }, onCall, onProgress) => {
       const trace = t.implement(issueId);
       return { ...trace.hooks(onCall, onProgress), wrap: (run) => trace.wrap(run) };
+    },
+  }),
+  prReview: command<{ subject: string }, RoundProgress, PrReviewResult>({
+    roles: async () => (await import("./implement/roles.js")).IMPLEMENT_ROLES,
+    prices: true,
+    trace: (t, { subject }, onCall) => {
+      const trace = t.prReview(subject);
+      return { observe: trace.observer(onCall), wrap: (run) => trace.wrap(run) };
     },
   }),
 };

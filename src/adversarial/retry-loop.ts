@@ -128,6 +128,12 @@ export interface LoopContext<A = unknown> {
   concernId?: (fingerprint: string, phase: string, role: string) => string;
   /** Roles named as `raised_by` when they share a concern with other critics (see TallyContext.leadRoles). */
   leadRoles?: ReadonlySet<string>;
+  /**
+   * The most rounds this run may vote (default and most: MAX_RETRIES + 1). `pr review` votes once: its
+   * producer is a person's pull request, which no retry can revise; what still blocks after that round
+   * is forwarded, as after the last retry (outcome `exhausted`).
+   */
+  maxRounds?: number;
   /** The artifact as the text critics quote (default: String(artifact)). */
   textOf?: (artifact: A) => string;
   now?: () => string;
@@ -165,7 +171,8 @@ export class AdversarialRetryLoop<A> {
     ctx.emit?.({ type: "AdversarialStageStarted", issue_id: ctx.issueId, stage: stage.stage, phase: stage.phase, cycle: ctx.cycle });
     const state = startState<A>(stage);
     const idFor = this.namer(stage, ctx);
-    while (!state.outcome && state.round <= MAX_RETRIES) await this.round(state, ctx, idFor);
+    const rounds = Math.min(Math.max(ctx.maxRounds ?? MAX_RETRIES + 1, 1), MAX_RETRIES + 1);
+    while (!state.outcome && state.round < rounds) await this.round(state, ctx, idFor);
     const done = finish(state, {
       issueId: ctx.issueId,
       cycle: ctx.cycle,

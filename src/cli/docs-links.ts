@@ -21,6 +21,7 @@ export const COMMAND_DOCS: Readonly<Record<string, string>> = {
   doctor: "docs/local-engine.md#dissent-doctor",
   mcp: "docs/mcp.md",
   github: "docs/github-action.md",
+  pr: "docs/github-action.md#reviewing-any-pull-request",
 };
 
 /** The line at the bottom of a command's --help: the page by its name, then where that file is here. */

@@ -47,6 +47,8 @@ function summary(e: DissentEvent, local: IsLocal): string {
       return `attempt ${e.attempt}: ${e.outcome} · agent exit ${e.agent.exit_code ?? e.agent.signal} in ${(e.agent.duration_ms / 1000).toFixed(1)}s · +${e.diff.insertions} -${e.diff.deletions} in ${e.diff.files} file(s)${e.test ? ` · tests ${e.test.exit_code === 0 ? "passed" : "failed"}` : ""}${e.secrets ? ` · ${e.secrets} secret(s) redacted from the diff` : ""}`;
     case "PullRequestOpened":
       return `${e.where === "github" ? `PR #${e.number}${e.draft ? " (draft)" : ""}${e.updated ? " updated" : ""}` : "review recorded"} · ${e.branch}`;
+    case "PullRequestReviewed":
+      return `PR #${e.number} at ${e.head.slice(0, 7)}: ${e.conclusion} · ${e.findings} finding(s), ${e.blocking} blocking${e.review === null ? " · reviewed before" : ` · review ${e.review}`}${e.linked_issue ? ` · against issue ${e.linked_issue}'s plan` : ""}`;
     case "ImplementFailed":
       return `${e.error}${e.retry_at ? ` (retry after ${e.retry_at})` : ""}`;
   }

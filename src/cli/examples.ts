@@ -108,6 +108,11 @@ export const EXAMPLES: Readonly<Record<string, readonly (readonly [string, strin
     ["Register dissent's tools with Claude Code (stdio):", "claude mcp add dissent -- node /abs/dissent/dist/cli/bin.js mcp"],
     ["Serve Streamable HTTP at http://127.0.0.1:7777/mcp:", "dissent mcp --http 127.0.0.1:7777"],
   ],
+  pr: [["Review pull request 7 and post the review and the dissent check on it:", "dissent pr review 7"]],
+  "pr review": [
+    ["Review pull request 7 (a person's too) and post the review and the dissent check on it:", "dissent pr review 7"],
+    ["The same, as JSON for a script:", "dissent pr review 7 --json"],
+  ],
   github: [["What the Action runs on an issue_comment event:", 'dissent github comment --event "$GITHUB_EVENT_PATH"']],
   "github comment": [["Answer the /dissent command of a comment event:", 'dissent github comment --event "$GITHUB_EVENT_PATH"']],
   "github closed": [["Record the merge when a merged pull request closed the issue:", 'dissent github closed --event "$GITHUB_EVENT_PATH"']],

@@ -170,6 +170,18 @@ export function buildProgram(io: Io, done: (code: number) => void): Command {
     .option("--token-env <var>", "the environment variable holding the HTTP bearer token (default DISSENT_MCP_TOKEN)")
     .action(async (opts) => done(await (await import("./mcp.js")).mcpCommand(opts, io)));
 
+  const pr = program.command("pr").description("Review pull requests on GitHub: inline comments and a check (docs/github-action.md).");
+  cached(
+    common(
+      pr
+        .command("review")
+        .description(
+          "Review a pull request (a person's too) against the plan of the issue it closes, or its description; post the review and the dissent check. Never pushes, never approves.",
+        )
+        .argument("<number>", "the pull request's number"),
+    ),
+  ).action(async (n: string, opts) => done(await (await import("./pr.js")).prReview(n, opts, io)));
+
   const github = program.command("github").description("dissent in GitHub Actions: comment commands (docs/github-action.md).");
   common(github.command("comment").description("Handle the /dissent command of an issue_comment event payload (what the Action runs)."))
     .requiredOption("--event <file>", "the event payload ($GITHUB_EVENT_PATH)")

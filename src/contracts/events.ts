@@ -199,6 +199,27 @@ export const PullRequestOpened = z.object({
 });
 
 /**
+ * `dissent pr review` reviewed a pull request's head (docs/github-action.md "Reviewing any pull
+ * request"): the review and the `dissent` check it left (issue_id is `pr-<N>`).
+ */
+export const PullRequestReviewed = z.object({
+  type: z.literal("PullRequestReviewed"),
+  ...base,
+  number: z.number().int(),
+  head: z.string(),
+  /** The issue whose plan was the contract, when dissent planned the issue the pull request closes; null: its own description was. */
+  linked_issue: z.string().nullable(),
+  /** The review posted; null when this head's review was posted before (a re-run posts nothing twice). */
+  review: z.number().int().nullable(),
+  event: z.enum(["COMMENT", "REQUEST_CHANGES"]).nullable(),
+  conclusion: z.enum(["success", "neutral", "failure", "cancelled"]),
+  findings: z.number().int(),
+  blocking: z.number().int(),
+  inline: z.number().int(),
+  resolved: z.number().int(),
+});
+
+/**
  * `issue implement` ended with no pull request (docs/implement.md): `final` when the run is over (the
  * agent wrote outside its worktree: a person looks); otherwise a factory attempt that failed, retried
  * on a later poll with backoff (or, past a ceiling, not until its setting is raised) and resumed at its attempt.
@@ -261,6 +282,7 @@ export const DissentEvent = z.discriminatedUnion("type", [
   ImplementProcessStarted,
   ImplementAttempt,
   PullRequestOpened,
+  PullRequestReviewed,
   ImplementFailed,
 ]);
 export type DissentEvent = z.infer<typeof DissentEvent>;

@@ -17,6 +17,7 @@ export type CommentCommand =
   | { name: "route"; label: "dissent-trivial" | "dissent-load-bearing" }
   | { name: "resolve"; concern: string; kind: ResolutionKind; said: string; note: string }
   | { name: "implement" }
+  | { name: "review" }
   | { name: "unknown"; text: string };
 
 /** The words a maintainer writes after `/dissent resolve ID`, and the resolution each records (docs/github-action.md). */
@@ -94,6 +95,8 @@ function commandOf(words: string): CommentCommand {
       return { name: "route", label: "dissent-load-bearing" };
     case "implement":
       return { name: "implement" };
+    case "review":
+      return { name: "review" };
     case "resolve": {
       const [concern, said, ...note] = rest;
       const kind = said === undefined ? undefined : RESOLVE_WORDS[said.toLowerCase()];
@@ -129,7 +132,7 @@ export function commandText(c: CommentCommand): string {
 }
 
 /** The command words, as a maintainer writes them. */
-export const COMMAND_WORDS = ["plan", "replan", "trivial", "load-bearing", "resolve", "implement"] as const;
+export const COMMAND_WORDS = ["plan", "replan", "trivial", "load-bearing", "resolve", "implement", "review"] as const;
 
 /** How `resolve` is written, for a reply that cannot guess the rest. */
 const RESOLVE_USAGE = "/dissent resolve CONCERN-ID fixed|accepted|rejected [note]";

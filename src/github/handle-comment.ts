@@ -25,7 +25,8 @@ export interface CommentOutcome {
 /** Runs an accepted command; returns the answer's one line. */
 type Runner = (c: CommentCommand, ctx: { d: Dissent; tracker: GithubTracker; id: string; login: string }) => Promise<string>;
 
-const USAGE = "commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement";
+const USAGE =
+  "commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement on an issue; review on a pull request";
 
 /** The answer to a mistyped command: what was not understood, the nearest command, every command. */
 function unknownAnswer(login: string, c: Extract<CommentCommand, { name: "unknown" }>): string {
@@ -62,10 +63,21 @@ const runCommand: Runner = async (c, { d, tracker, id, login }) => {
       const where = r.pull_request.url ?? `branch ${r.branch}`;
       return `implemented: ${r.status}, ${where}, ${r.pending_concerns.length} unresolved concern${r.pending_concerns.length === 1 ? "" : "s"}`;
     }
+    case "review": // on a pull request's comments only (handleCommentEvent)
+      throw new UsageError("`/dissent review` reviews a pull request: comment it on the pull request");
     case "unknown": // answered before any work (unknownAnswer); never run
       throw new UsageError(`unknown command '${commandText(c)}'; ${USAGE}`);
   }
 };
+
+/** `/dissent review` on a pull request: the review and the check go on it; the answer is one line. */
+async function reviewCommand(d: Dissent, pull: number): Promise<string> {
+  const r = await d.reviewPullRequest(pull);
+  if (r.status === "empty") return "the pull request changes nothing: nothing to review";
+  const blocking = r.findings.filter((f) => f.blocking).length;
+  const against = r.contract.kind === "plan" ? `issue ${r.contract.issue}'s plan` : "its description";
+  return `reviewed ${r.head.slice(0, 7)} against ${against}: ${r.status}, ${r.findings.length} finding${r.findings.length === 1 ? "" : "s"} (${blocking} blocking)${r.check ? `, check ${r.check}` : ""}${r.review ? "" : " (this head was reviewed before)"}`;
+}
 
 /** Updates the plan comment with the answer when the issue has a plan; else dissent's reply comment. Returns the plan's status. */
 async function answer(d: Dissent, tracker: GithubTracker, id: string, note: string): Promise<CommentOutcome["plan_status"]> {
@@ -101,18 +113,23 @@ export async function handleCommentEvent(d: Dissent, event: IssueCommentEvent): 
   const command = parseCommentCommand(event.comment.body ?? "");
   if (!command) return { ...base, status: "ignored", command: null, detail: "no /dissent command in the comment" };
   const said = commandText(command);
-  if (event.issue.pull_request !== undefined) return { ...base, status: "ignored", command: said, detail: "a pull request's comment: dissent plans issues" };
+  // On a pull request dissent takes `/dissent review` (and answers a mistyped one); the issue commands are for issues.
+  const onPull = event.issue.pull_request !== undefined;
+  if (onPull && command.name !== "review" && command.name !== "unknown")
+    return { ...base, status: "ignored", command: said, detail: "a pull request's comment: only /dissent review is a pull request's command" };
 
   const tracker = await d.tracker();
   if (!isGithubTracker(tracker)) throw new UsageError(`dissent github comment needs the GitHub tracker; ${d.config.source} uses ${tracker.kind}`);
   if (tracker.name.toLowerCase() !== event.repository.full_name.toLowerCase())
     throw new UsageError(`the event is from ${event.repository.full_name}, but the config's tracker is ${tracker.name}`);
   const store = await d.store();
-  const seen = await store.events({ issueId: id, types: ["CommentCommand"] });
+  // A pull request's commands are recorded under its review's subject (`pr-7`), beside its reviews.
+  const subject = onPull ? `pr-${id}` : id;
+  const seen = await store.events({ issueId: subject, types: ["CommentCommand"] });
   if (seen.some((e) => e.type === "CommentCommand" && e.comment_id === event.comment.id))
     return { ...base, status: "duplicate", command: said, detail: `comment ${event.comment.id} was handled already` };
   const record = (outcome: "done" | "refused" | "failed" | "unknown", detail: string) =>
-    store.append([{ type: "CommentCommand", issue_id: id, comment_id: event.comment.id, user: login, command: said, outcome, detail }]);
+    store.append([{ type: "CommentCommand", issue_id: subject, comment_id: event.comment.id, user: login, command: said, outcome, detail }]);
 
   const permission = await tracker.permission(login);
   if (!MAY_COMMAND.includes(permission)) {
@@ -133,14 +150,15 @@ export async function handleCommentEvent(d: Dissent, event: IssueCommentEvent): 
   let line: string;
   let ok = true;
   try {
-    line = await runCommand(command, { d, tracker, id, login });
+    line = onPull ? await reviewCommand(d, Number(id)) : await runCommand(command, { d, tracker, id, login });
   } catch (e) {
     if (Interrupted.isInstance(e) || !DissentError.isInstance(e)) throw e; // a stop, or a bug: never answered as the command's failure
     ok = false;
     line = `failed: ${d.redact(messageOf(e)).split("\n")[0] ?? ""}`;
   }
   const detail = `@${login} \`${said}\`: ${line}`;
-  const plan_status = await answer(d, tracker, id, detail);
+  // A pull request has no plan comment: the answer is dissent's reply on it (the review itself is on the pull request).
+  const plan_status = onPull ? (await tracker.reply(id, detail), null) : await answer(d, tracker, id, detail);
   await tracker.react(event.comment.id, ok ? "+1" : "confused");
   await record(ok ? "done" : "failed", line);
   return { ...base, status: ok ? "done" : "failed", command: said, detail, plan_status };

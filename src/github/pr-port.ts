@@ -22,6 +22,11 @@ export interface PullRef {
   baseRef: string;
   /** Who opened it: GitHub refuses a change request from that same user. */
   author: string;
+  /** Its head branch, title, description and state (`pr review` reads them: the description is the contract when dissent planned no issue). */
+  headRef: string;
+  title: string;
+  body: string;
+  state: "open" | "closed";
 }
 
 /** A review of the pull request. */
@@ -79,6 +84,11 @@ export interface PullRequestPort {
   openPull(branch: string): Promise<PullRef | null>;
   /** A pull request by number (open or not), or null when there is none. */
   pull(number: number): Promise<PullRef | null>;
+  /**
+   * Its diff base…head as GitHub renders it (the `diff` media type), cut at `maxChars`; refused (406)
+   * when GitHub will not render a diff that large.
+   */
+  pullDiff(number: number, maxChars: number): Promise<{ text: string; truncated: boolean } | Refused>;
   /** Its reviews, oldest first. */
   reviews(pull: number): Promise<ReviewRef[]>;
   /** Its inline review comments, oldest first. */

@@ -22,13 +22,27 @@ export interface DiffArtifact {
   escaped?: readonly string[];
   /** Values dissent holds as secrets the diff held (each shown as `[redacted]`). */
   secrets?: number;
+  /**
+   * Set when the diff is a pull request's, reviewed by `dissent pr review` (docs/github-action.md): who
+   * wrote it and between which commits. No agent made it and dissent ran none of its code.
+   */
+  pull?: PullSource;
+}
+
+/** The pull request a reviewed diff is (`pr review`). */
+export interface PullSource {
+  number: number;
+  author: string;
+  base: string;
+  head: string;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** The one line that says how the tests ended: quoted by a failing-test concern. */
-export function testLine(a: Pick<DiffArtifact, "test" | "testCommand"> & { outcome?: AttemptOutcome }): string {
+export function testLine(a: Pick<DiffArtifact, "test" | "testCommand"> & { outcome?: AttemptOutcome; pull?: PullSource | undefined }): string {
   const t = a.test;
+  if (a.pull) return "Tests: dissent runs none of a pull request's code; the repository's own checks run its tests.";
   if (!a.testCommand) return "Tests: no test_command is configured.";
   if (!t) return `Tests: \`${a.testCommand}\` was not run: ${a.outcome === "no_changes" ? "the attempt changed nothing" : "the attempt was stopped first"}.`;
   if (t.timed_out) return `Tests: \`${a.testCommand}\` timed out after ${seconds(t.duration_ms)} and was stopped.`;
@@ -37,7 +51,8 @@ export function testLine(a: Pick<DiffArtifact, "test" | "testCommand"> & { outco
 }
 
 /** The one line that says how the agent ended: quoted by a timeout or no-change concern. */
-export function agentLine(a: Pick<DiffArtifact, "agent" | "outcome" | "attempt">): string {
+export function agentLine(a: Pick<DiffArtifact, "agent" | "outcome" | "attempt"> & { pull?: PullSource | undefined }): string {
+  if (a.pull) return `Pull request #${a.pull.number} by @${a.pull.author || "unknown"}: ${a.pull.base}…${a.pull.head.slice(0, 7)}.`;
   if (a.agent.timed_out) return `Agent: attempt ${a.attempt} timed out after ${seconds(a.agent.duration_ms)} and was stopped.`;
   if (a.outcome === "no_changes") return `Agent: attempt ${a.attempt} changed nothing (the diff is empty).`;
   return `Agent: attempt ${a.attempt} exited ${a.agent.exit_code ?? a.agent.signal} after ${seconds(a.agent.duration_ms)}.`;

@@ -82,6 +82,8 @@ export interface ReviewDeps {
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** The most rounds (default: the loop's four). `pr review` votes once: a person's pull request is not revised by dissent. */
+  maxRounds?: number;
   /** Told of each tallied round with review.acceptance's verdicts on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
   onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => void;
 }
@@ -275,6 +277,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       reserve: 0,
       usage: () => deps.meter.since(mark),
       concernId: deps.concernId,
+      ...(deps.maxRounds ? { maxRounds: deps.maxRounds } : {}),
       textOf: renderDiffArtifact,
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),

@@ -29,6 +29,8 @@ export interface IssueRunConfig<F = undefined> {
   calls: CallContext;
   /** The ceilings of the subject's life (docs/issue.md): network calls, dollars and, when set, planning cycles. */
   ceilings: { maxCalls: number; maxUsd?: number | null; maxCycles?: number | null };
+  /** How a refusal names the subject (default: `issue <subject>`, "over its planning cycles", "plan the issue again"). */
+  words?: CeilingWords;
   /** The subject's labels as read, moved through the transition table; absent, the run moves none (no LabelSession). */
   labels?: { tracker: Tracker; current: readonly string[] };
   /** Who holds the lease (default: this process, a new id per run) and its time to live and renewal period. */
@@ -103,7 +105,8 @@ export async function runIssue<T, F>(config: IssueRunConfig<F>, body: (run: Labe
     const { maxCalls } = config.ceilings;
     const maxUsd = config.ceilings.maxUsd ?? null;
     const maxCycles = config.ceilings.maxCycles ?? null;
-    checkCeilings(subject, maxCycles !== null ? await store.plan(subject) : undefined, spent, { maxCalls, maxUsd, maxCycles });
+    const words = config.words ?? { name: `issue ${subject}`, over: "over its planning cycles", again: "plan the issue again" };
+    checkCeilings(words, maxCycles !== null ? await store.plan(subject) : undefined, spent, { maxCalls, maxUsd, maxCycles });
     config.ceiling?.(first);
     const budget = callBudget(maxCalls, spent.calls, maxUsd ? { max: maxUsd, spent: spent.usd } : undefined);
     // Every call of the run is metered where it is made, in the door: failed ones too.
@@ -139,6 +142,16 @@ async function lifetimeUsage(store: Store, issueId: string): Promise<LifetimeUsa
   return { calls: calls.length, usd: roundUsd(calls.reduce((n, e) => n + (e.cost_usd ?? 0), 0)) };
 }
 
+/** How a ceiling's refusal names what it refuses. */
+export interface CeilingWords {
+  /** `issue 12`, `pull request #7`. */
+  name: string;
+  /** `over its planning cycles`, `over its reviews`. */
+  over: string;
+  /** `plan the issue again`. */
+  again: string;
+}
+
 /** The ceilings of an issue's life (docs/issue.md): null means none. */
 interface Ceilings {
   maxCalls: number;
@@ -152,24 +165,24 @@ interface Ceilings {
  * cycle beyond `budget.max_cycles_per_issue` is not started (an interrupted cycle still resumes).
  * The error names the setting to raise.
  */
-function checkCeilings(issueId: string, row: PlanRow | undefined, spent: LifetimeUsage, c: Ceilings): void {
+function checkCeilings(w: CeilingWords, row: PlanRow | undefined, spent: LifetimeUsage, c: Ceilings): void {
   const resuming = row?.status === "planning";
   const cycles = row?.cycle ?? 0;
   if (!resuming && c.maxCycles !== null && cycles >= c.maxCycles) {
     throw new BudgetExceeded(
-      `issue ${issueId} has had ${cycles} planning cycle${cycles === 1 ? "" : "s"}, the most budget.max_cycles_per_issue (${c.maxCycles}) allows; raise it to plan the issue again`,
+      `${w.name} has had ${cycles} planning cycle${cycles === 1 ? "" : "s"}, the most budget.max_cycles_per_issue (${c.maxCycles}) allows; raise it to ${w.again}`,
       { max: c.maxCycles, used: cycles, unit: "cycles", setting: "budget.max_cycles_per_issue" },
     );
   }
   if (spent.calls >= c.maxCalls) {
     throw new BudgetExceeded(
-      `issue ${issueId} has used ${spent.calls} network calls over its planning cycles, the most budget.max_calls_per_issue (${c.maxCalls}) allows; raise it to plan the issue again`,
+      `${w.name} has used ${spent.calls} network calls ${w.over}, the most budget.max_calls_per_issue (${c.maxCalls}) allows; raise it to ${w.again}`,
       { max: c.maxCalls, used: spent.calls, unit: "calls", setting: "budget.max_calls_per_issue" },
     );
   }
   if (c.maxUsd !== null && spent.usd >= c.maxUsd) {
     throw new BudgetExceeded(
-      `issue ${issueId} has spent $${spent.usd.toFixed(4)} over its planning cycles, the most budget.max_usd_per_issue ($${c.maxUsd}) allows; raise it to plan the issue again`,
+      `${w.name} has spent $${spent.usd.toFixed(4)} ${w.over}, the most budget.max_usd_per_issue ($${c.maxUsd}) allows; raise it to ${w.again}`,
       { max: c.maxUsd, used: spent.usd, unit: "usd", setting: "budget.max_usd_per_issue" },
     );
   }

@@ -1,12 +1,14 @@
 import { packageVersion } from "../package-root.js";
 import type { Config } from "../contracts/config.js";
 import type { ObservedCall } from "../models/types.js";
-import { ImplementTrace } from "./implement-trace.js";
+import type { PrReviewResult } from "../github/review-pull.js";
+import { ImplementTrace, WorkflowTrace } from "./implement-trace.js";
 import { PlanTrace } from "./plan-trace.js";
+import { DISSENT } from "./conventions.js";
 import { exportingTracer } from "./provider.js";
 import { RunTrace } from "./run-trace.js";
 
-export { ImplementTrace } from "./implement-trace.js";
+export { ImplementTrace, WorkflowTrace } from "./implement-trace.js";
 export { PlanTrace } from "./plan-trace.js";
 export { RunTrace } from "./run-trace.js";
 export { SEMCONV_VERSION } from "./conventions.js";
@@ -18,6 +20,8 @@ export interface Telemetry {
   plan(issueId: string): PlanTrace;
   /** The trace of one `issue implement` (docs/implement.md). */
   implement(issueId: string): ImplementTrace;
+  /** The trace of one `pr review`: a workflow span and its review calls. */
+  prReview(subject: string): WorkflowTrace<PrReviewResult>;
   /** Flushes every span (bounded in time) and stops exporting. */
   shutdown(): Promise<void>;
 }
@@ -70,6 +74,12 @@ export function startTelemetry(
     run: (runId, audit) => new RunTrace(tracer, runId, audit, spans),
     plan: (issueId) => new PlanTrace(tracer, issueId, spans),
     implement: (issueId) => new ImplementTrace(tracer, issueId, spans),
+    prReview: (subject) =>
+      new WorkflowTrace<PrReviewResult>(tracer, "dissent.pr_review", subject, spans, (r) => ({
+        [DISSENT.STATUS]: r.status,
+        "dissent.pr_review.findings": r.findings.length,
+        "dissent.pr_review.head": r.head,
+      })),
     shutdown,
   };
 }

@@ -154,7 +154,7 @@ describe("dissent github comment --event", () => {
     const unknown = ok<Outcome>(await comment(event("/dissent frobnicate", "maintainer-mia", "v.json").path));
     expect(unknown.status).toBe("unknown");
     expect(replies()[0]?.body).toContain(
-      "@maintainer-mia: `/dissent frobnicate` is not a command dissent knows. Nothing was run (commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement).",
+      "@maintainer-mia: `/dissent frobnicate` is not a command dissent knows. Nothing was run (commands: plan, replan, trivial, load-bearing, resolve CONCERN-ID fixed|accepted|rejected [note], implement on an issue; review on a pull request).",
     );
     expect(replies()).toHaveLength(1);
     expect(models.requests).toHaveLength(0);

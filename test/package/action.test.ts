@@ -117,7 +117,7 @@ describe("action.yml (actionlint-style)", () => {
       command: m[1],
       words: [...(m[2] ?? "").matchAll(/"([^"]+)"/g)].map((w) => w[1] ?? ""),
     }));
-    expect(calls.map((c) => c.command)).toEqual(["comment", "merged", "plan", "implement", "audit"]);
+    expect(calls.map((c) => c.command)).toEqual(["comment", "merged", "plan", "implement", "review", "audit"]);
     // audit's --fail-on is added when the input is set: a flag of `dissent run` too.
     expect(ACTION_SCRIPT).toContain('args.push("--fail-on", env.FAIL_ON)');
     expect(find(["run"])?.options.map((o) => o.long)).toContain("--fail-on");
@@ -142,16 +142,27 @@ describe("examples/github/dissent.yml and dissent.config.yaml", () => {
     jobs: Record<string, { if: string; permissions?: Record<string, string>; steps: ActionStep[] }>;
   };
 
-  it("plans on issues opened/labeled, records merges on closed, takes comment commands, one run per issue at a time", () => {
-    expect(wf.on).toEqual({ issues: { types: ["opened", "labeled", "closed"] }, issue_comment: { types: ["created"] } });
+  it("plans on issues opened/labeled, records merges on closed, reviews pull requests, takes comment commands, one run per issue at a time", () => {
+    expect(wf.on).toEqual({
+      issues: { types: ["opened", "labeled", "closed"] },
+      issue_comment: { types: ["created"] },
+      pull_request: { types: ["opened", "synchronize", "reopened"] },
+    });
     expect(wf.permissions).toMatchObject({ issues: "write", contents: "read" });
     expect(wf.jobs.merged?.permissions).toMatchObject({ issues: "write", contents: "write" }); // the wiki branch
-    expect(wf.concurrency).toEqual({ group: "dissent-issue-${{ github.event.issue.number }}", "cancel-in-progress": false });
+    expect(wf.concurrency).toEqual({
+      group: "dissent-issue-${{ github.event.issue.number || github.event.pull_request.number }}",
+      "cancel-in-progress": false,
+    });
     const uses = (job: string) => wf.jobs[job]?.steps.find((s) => s.uses?.endsWith("/dissent@v1"));
     expect(uses("plan")?.with?.command).toBe("plan");
     expect(uses("merged")?.with?.command).toBe("merged");
     expect(uses("comment")?.with?.command).toBe("comment");
-    expect(wf.jobs.comment?.if).toContain("!github.event.issue.pull_request");
+    expect(uses("review")?.with?.command).toBe("review");
+    // The review writes reviews and checks; a fork's pull request (no secrets on pull_request) is reviewed by a maintainer's /dissent review.
+    expect(wf.jobs.review?.permissions).toMatchObject({ "pull-requests": "write", checks: "write", contents: "read" });
+    expect(wf.jobs.review?.if).toContain("github.event.pull_request.head.repo.full_name == github.repository");
+    expect(wf.jobs.comment?.permissions).toMatchObject({ "pull-requests": "write", checks: "write" });
     for (const job of Object.values(wf.jobs)) expect(job.steps[0]?.uses).toBe("actions/checkout@v4"); // the config is in the repository
     for (const job of Object.values(wf.jobs))
       for (const s of job.steps)
@@ -524,6 +535,78 @@ describe("the Action, run as GitHub's runner runs it, from its own folder, again
     const saved = step("wiki-save");
     expect(saved.status, saved.stderr).toBe(0);
     expect(wikiFiles()).toEqual(expect.arrayContaining(["wiki/gap-from-this-run.md", "wiki/gap-from-another-run.md"]));
+  });
+
+  it("pull_request: the pull request is reviewed with its base branch's config, never the one its head changes; the review and the check land on it", async () => {
+    // A repository whose main has the config, and a person's pull request that changes the code and the config.
+    const server = join(work, "git-server-pr");
+    const bare = join(server, "acme", "widgets");
+    mkdirSync(bare, { recursive: true });
+    execFileSync("git", ["init", "--quiet", "--bare", "-b", "main", bare]);
+    const clone = join(work, "pr-clone");
+    const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "a", GIT_AUTHOR_EMAIL: "a@example.com", GIT_COMMITTER_NAME: "a", GIT_COMMITTER_EMAIL: "a@example.com" };
+    const g = (...args: string[]) => execFileSync("git", args, { cwd: clone, env: gitEnv, encoding: "utf8" }).trim();
+    execFileSync("git", ["clone", "--quiet", bare, clone], { env: gitEnv });
+    const baseConfig = readFileSync(join(workspace, "dissent.config.yaml"), "utf8");
+    mkdirSync(join(clone, "src"));
+    writeFileSync(join(clone, "dissent.config.yaml"), baseConfig);
+    writeFileSync(join(clone, "src", "sum.js"), "export function sum(a, b) {\n  return 0;\n}\n");
+    g("checkout", "--quiet", "-b", "main");
+    g("add", ".");
+    g("commit", "--quiet", "-m", "base");
+    g("push", "--quiet", "origin", "main");
+    // The head routes every role (the review's among them) to a model of its own choosing.
+    const headConfig = baseConfig.replaceAll(`judges:${JUDGES}`, "judges:head-model").replaceAll(`drafts:${DRAFTS}`, "drafts:head-model");
+    g("checkout", "--quiet", "-b", "feature");
+    writeFileSync(join(clone, "dissent.config.yaml"), headConfig);
+    writeFileSync(join(clone, "src", "sum.js"), "export function sum(a, b) {\n  return a + b;\n}\n");
+    g("commit", "--quiet", "-am", "sum, and my own review models");
+    g("push", "--quiet", "origin", "feature");
+    const sha = g("rev-parse", "HEAD");
+    const pr = await startGithubDouble({ token: TOKEN, prefix: "/api/v3", gitRepo: bare });
+    pr.pulls.set(21, {
+      number: 21,
+      head: "feature",
+      base: "main",
+      title: "Add sum",
+      body: "Implements sum.",
+      draft: false,
+      state: "open",
+      sha,
+      login: "alice",
+    });
+    // The job's workspace is the pull request's merge commit: its config is the head's.
+    const headWorkspace = join(work, "pr-workspace");
+    mkdirSync(headWorkspace);
+    writeFileSync(join(headWorkspace, "dissent.config.yaml"), headConfig);
+    const saved = { workspace, api: env.GITHUB_API_URL, server: env.GITHUB_SERVER_URL };
+    workspace = headWorkspace;
+    Object.assign(env, { GITHUB_API_URL: pr.url, GITHUB_SERVER_URL: `file://${server}` });
+    const before = models.requests.length;
+    try {
+      const payload = { action: "opened", number: 21, pull_request: { number: 21, head: { ref: "feature", sha }, base: { ref: "main" } }, repository };
+      const r = await job("pull_request", payload, { "wiki-branch": "" });
+      expect(r.ok, r.log).toBe(true);
+      expect(r.log).toContain("dissent: config: dissent.config.yaml as the base branch main has it (the pull request's own is not read)");
+      expect(["passed", "advice", "blocking"]).toContain(r.outputs.status);
+      expect(r.summary).toContain(`### dissent review · pull request #21: ${r.outputs.status}`);
+      const asked = models.requests.slice(before);
+      expect(asked.filter((q) => roleOf(q).startsWith("review.")).length).toBeGreaterThan(0);
+      expect(asked.map((q) => q.body.model)).not.toContain("head-model");
+      expect(new Set(asked.filter((q) => roleOf(q).startsWith("review.")).map((q) => q.body.model))).toEqual(new Set([DRAFTS])); // the base's default route
+      // The review and the check are on the pull request's head; nothing was pushed to its branch.
+      expect(pr.reviews.filter((x) => x.pull === 21).map((x) => x.commit_id)).toEqual([sha]);
+      expect(pr.checkRuns.filter((c) => c.head_sha === sha).map((c) => c.name)).toEqual(["dissent"]);
+      expect(execFileSync("git", ["rev-parse", "refs/heads/feature"], { cwd: bare, encoding: "utf8" }).trim()).toBe(sha);
+      // A base branch with no config is one line, not a review with the pull request's.
+      const none = await job("pull_request", { ...payload, pull_request: { ...payload.pull_request, base: { ref: "feature-less" } } }, { "wiki-branch": "" });
+      expect(none.ok).toBe(false);
+      expect(none.log).toMatch(/dissent: error: cannot fetch the base branch feature-less/);
+    } finally {
+      workspace = saved.workspace;
+      Object.assign(env, { GITHUB_API_URL: saved.api, GITHUB_SERVER_URL: saved.server });
+      await pr.close();
+    }
   });
 
   it("command: audit gates a prompt as a CI check: --fail-on needs_work fails the step (exit 3) with the verdict, the concerns and the answer's JSON", async () => {

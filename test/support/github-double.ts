@@ -483,7 +483,16 @@ export async function startGithubDouble(
     },
   });
 
-  type Answer = { status: number; body?: unknown; headers?: Record<string, string> };
+  /** `text`: a raw body (a `diff` media type), sent as text/plain instead of JSON. */
+  /** Every pull request is an issue on GitHub: `/issues/{n}` (comments, labels) serves it, marked `pull_request`. */
+  const pullAsIssue = (n: number): IssueState | undefined => {
+    const p = pulls.get(n);
+    if (!p) return undefined;
+    const i: IssueState = { number: n, title: p.title, body: p.body, state: p.state, labels: [], pullRequest: true };
+    issues.set(n, i);
+    return i;
+  };
+  type Answer = { status: number; body?: unknown; headers?: Record<string, string>; text?: string };
   const notFound = (): Answer => ({ status: 404, body: { message: "Not Found", documentation_url: DOCS, status: "404" } });
   /** GitHub paginates with `per_page` (default 30, max 100) and a Link header. */
   const page = (items: unknown[], path: string, query: URLSearchParams): Answer => {
@@ -500,7 +509,7 @@ export async function startGithubDouble(
     return { status: 200, body: items.slice((p - 1) * per, p * per), ...(links.length ? { headers: { link: links.join(", ") } } : {}) };
   };
 
-  const route = (method: string, path: string, query: URLSearchParams, body: unknown): Answer => {
+  const route = (method: string, path: string, query: URLSearchParams, body: unknown, accept = ""): Answer => {
     const prefix = `/repos/${owner}/${repoName}`;
     if (!path.toLowerCase().startsWith(prefix.toLowerCase())) return notFound();
     const rest = path.slice(prefix.length);
@@ -583,6 +592,14 @@ export async function startGithubDouble(
     if ((m = /^\/pulls\/(\d+)$/.exec(rest))) {
       const pr = pulls.get(Number(m[1]));
       if (!pr) return notFound();
+      // `Accept: application/vnd.github.diff` (or .v3.diff): the diff base…head as git renders it (three-dot: from the merge base).
+      if (method === "GET" && /\.diff\b|\bdiff$/.test(accept)) {
+        const head = pr.state === "open" ? (branchSha(pr.head) ?? pr.sha) : pr.sha;
+        const text = opts.gitRepo
+          ? execFileSync("git", ["diff", `refs/heads/${pr.base}...${head}`], { cwd: opts.gitRepo, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+          : "";
+        return { status: 200, text, headers: { "content-type": "application/vnd.github.diff; charset=utf-8" } };
+      }
       if (method === "GET") return { status: 200, body: pullJson(pr) };
       if (method === "PATCH") {
         if (typeof input.title === "string") pr.title = input.title;
@@ -639,7 +656,7 @@ export async function startGithubDouble(
       return { status: 200, body: commentJson(c) };
     }
     if (!(m = /^\/issues\/(\d+)(\/.*)?$/.exec(rest))) return notFound();
-    const issue = issues.get(Number(m[1]));
+    const issue = issues.get(Number(m[1])) ?? pullAsIssue(Number(m[1]));
     const sub = m[2] ?? "";
     if (!issue) return notFound();
     if (method === "GET" && sub === "") return { status: 200, body: issueJson(issue) };
@@ -695,7 +712,7 @@ export async function startGithubDouble(
       "x-ratelimit-resource": "core",
       ...a.headers,
     });
-    res.end(a.body === undefined ? "" : JSON.stringify(a.body));
+    res.end(a.text !== undefined ? a.text : a.body === undefined ? "" : JSON.stringify(a.body));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -738,7 +755,7 @@ export async function startGithubDouble(
       answer(res, { status: 401, body: { message: "Bad credentials", documentation_url: DOCS, status: "401" } });
       return;
     }
-    answer(res, route(method, url.pathname, url.searchParams, body));
+    answer(res, route(method, url.pathname, url.searchParams, body, req.headers.accept ?? ""));
   };
 
   const sockets = new Set<Socket>();

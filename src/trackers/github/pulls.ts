@@ -33,11 +33,24 @@ function refusal(e: unknown, statuses: readonly number[]): Refused | undefined {
 interface PullData {
   number: number;
   html_url: string;
-  head: { sha: string };
+  title: string;
+  body: string | null;
+  state: string;
+  head: { sha: string; ref: string };
   base: { ref: string };
   user: { login: string } | null;
 }
-const toPull = (d: PullData): PullRef => ({ number: d.number, url: d.html_url, headSha: d.head.sha, baseRef: d.base.ref, author: d.user?.login ?? "" });
+const toPull = (d: PullData): PullRef => ({
+  number: d.number,
+  url: d.html_url,
+  headSha: d.head.sha,
+  headRef: d.head.ref,
+  baseRef: d.base.ref,
+  author: d.user?.login ?? "",
+  title: d.title,
+  body: d.body ?? "",
+  state: d.state === "closed" ? "closed" : "open",
+});
 
 const checkBody = (f: CheckRunFields) => ({
   status: f.status,
@@ -78,6 +91,14 @@ export function pullRequestPort(s: GithubSession, repoName: string): PullRequest
         async (gh) => (await gh.rest.pulls.get({ owner, repo, pull_number: number })).data,
       );
       return "refused" in got ? null : toPull(got);
+    },
+    async pullDiff(number, maxChars) {
+      const got = await attempt<string>(`reading the diff of pull request #${number}`, [406], async (gh) => {
+        const r = await gh.rest.pulls.get({ owner, repo, pull_number: number, mediaType: { format: "diff" } });
+        return String(r.data as unknown);
+      });
+      if (isRefused(got)) return got;
+      return got.length > maxChars ? { text: got.slice(0, got.lastIndexOf("\n", maxChars) + 1 || maxChars), truncated: true } : { text: got, truncated: false };
     },
     async reviews(pull) {
       const all = await s.pages(`reading the reviews of pull request #${pull}`, (gh, request) =>

@@ -1,0 +1,302 @@
+import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
+import { concernIdOf } from "../adversarial/concern-id.js";
+import type { Concern, StageRun } from "../contracts/concern.js";
+import { toStageRun } from "../contracts/concern.js";
+import type { ReviewSettings } from "../contracts/config.js";
+import { messageOf, UsageError } from "../errors.js";
+import type { CriterionCheck } from "../implement/acceptance.js";
+import { REVIEW_DIFF_CHARS, testLine, type DiffArtifact } from "../implement/artifact.js";
+import { reviewImplementation } from "../implement/review-stage.js";
+import type { CallContext } from "../models/types.js";
+import { criteriaCodec } from "../pipeline/artifact-codecs.js";
+import type { CodeSource } from "../pipeline/code-context.js";
+import { runIssue } from "../pipeline/issue-run.js";
+import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
+import type { CriticVoteReport } from "../pipeline/stage-runner.js";
+import { countSecrets } from "../redact.js";
+import type { LeaseHolder, Store } from "../store/port.js";
+import { isGithubTracker } from "../trackers/github.js";
+import type { Tracker, TrackedIssue } from "../trackers/port.js";
+import { CheckWriter, checkText, conclusionOf, type CheckConclusion } from "./check-run.js";
+import { findingsOfRound, type ReviewFinding } from "./findings.js";
+import { isRefused, type PullRef } from "./pr-port.js";
+import { postRoundReview } from "./pr-review.js";
+
+/** What `dissent pr review` needs: the ports, the call door's configuration, the review settings and the ceilings. */
+export interface PrReviewDeps {
+  store: Store;
+  tracker: Tracker;
+  calls: CallContext;
+  review: ReviewSettings;
+  /** `serve.public_url`: the check links to the dashboard. */
+  dashboardUrl: string | null;
+  redact: (text: string) => string;
+  /** The values dissent holds as secrets: redacted from the diff before any critic reads it. */
+  secrets?: readonly string[];
+  maxCalls: number;
+  maxUsd?: number | null;
+  project?: () => Promise<string | undefined>;
+  /** The code around the diff: the map of `project.repo` (or the default branch through the API). */
+  code?: () => Promise<CodeSource | undefined>;
+  warn?: (message: string) => void;
+  now?: () => string;
+  holder?: LeaseHolder;
+  lease?: { ttlMs?: number; renewMs?: number };
+  onProgress?: (p: RoundProgress) => void;
+  onVote?: (v: CriticVoteReport) => void;
+}
+
+/** `dissent pr review --json` (docs/github-action.md "Reviewing any pull request"). */
+export interface PrReviewResult {
+  pull: number;
+  url: string;
+  head: string;
+  /** `passed` (nothing found), `advice` (advisory findings only), `blocking` (a finding blocks), `unreviewed` (every critic failed), `empty` (the diff changes nothing). */
+  status: "passed" | "advice" | "blocking" | "unreviewed" | "empty";
+  /** What the diff was reviewed against: the plan of the issue it closes (dissent planned it), else its own description. */
+  contract: { kind: "plan"; issue: string } | { kind: "description" };
+  findings: ReviewFinding[];
+  acceptance: CriterionCheck[];
+  /** The review posted: null when this head was reviewed before (nothing is posted twice) or there was nothing to review. */
+  review: { id: number; event: "COMMENT" | "REQUEST_CHANGES"; inline: number; in_body: number; resolved: number } | null;
+  check: CheckConclusion | null;
+  stage: StageRun | null;
+  /** Network model calls this invocation made. */
+  calls: number;
+}
+
+/** The subject a pull request's review runs under: its lease, its lifetime ceilings and its events (issue_id). */
+export const prSubject = (n: number) => `pr-${n}`;
+
+/** GitHub's closing keywords (`Closes #12`, `fixes #12`) and dissent's own branch name (`dissent/issue-12`): the issue a pull request is for. */
+export function linkedIssue(pull: Pick<PullRef, "body" | "headRef">): string | undefined {
+  const own = /^dissent\/issue-(\d{1,10})$/.exec(pull.headRef);
+  if (own) return own[1];
+  const closes = /\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?)\s*:?\s+#(\d{1,10})\b/i.exec(pull.body);
+  return closes?.[1];
+}
+
+/** The diff's statistics, counted from the unified diff (GitHub sends no numbers with the `diff` media type). */
+function statsOf(diff: string): DiffArtifact["stats"] {
+  let files = 0;
+  let insertions = 0;
+  let deletions = 0;
+  for (const line of diff.split("\n")) {
+    if (line.startsWith("diff --git ")) files++;
+    else if (line.startsWith("+") && !line.startsWith("+++ ")) insertions++;
+    else if (line.startsWith("-") && !line.startsWith("--- ")) deletions++;
+  }
+  return { files, insertions, deletions };
+}
+
+/** No process of dissent's ran for a pull request's diff: the artifact's agent record says so. */
+const NO_RUN = { exit_code: 0, signal: null, timed_out: false, duration_ms: 0, output_tail: "", output_bytes: 0 };
+
+/**
+ * The contract the diff is reviewed against: the plan and acceptance criteria of the issue it closes
+ * when dissent planned that issue (and the concerns forwarded to implementation, as tracked), else the
+ * pull request's own title and description.
+ */
+async function contractOf(
+  d: PrReviewDeps,
+  pull: PullRef,
+): Promise<{ issue: TrackedIssue; artifacts: RoleContext["artifacts"]; criteria: string[]; tracked: Concern[]; linked: string | null }> {
+  const described: TrackedIssue = {
+    id: prSubject(pull.number),
+    title: pull.title,
+    body: `${pull.body.trim() || "(no description)"}\n\n(Pull request #${pull.number} by @${pull.author || "unknown"}: dissent planned no issue it closes, so its title and this description are what the change is reviewed against.)`,
+    labels: [],
+    url: pull.url,
+  };
+  const linked = linkedIssue(pull);
+  const row = linked ? await d.store.plan(linked) : undefined;
+  const plan = linked && row && row.status !== "planning" && row.status !== "new" ? await d.store.artifact(linked, row.cycle, "plan") : undefined;
+  if (!linked || !row || !plan) return { issue: described, artifacts: {}, criteria: [], tracked: [], linked: null };
+  const criteriaText = await d.store.artifact(linked, row.cycle, "acceptance_criteria");
+  const criteria: string[] = criteriaText ? criteriaCodec.decode(criteriaText) : [];
+  const issue = await d.tracker.get(linked);
+  const tracked = (await d.store.state(linked)).pending_concerns
+    .filter((c) => c.must_address_by === "implement")
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { issue, artifacts: { plan, ...(criteria.length ? { acceptance_criteria: renderCriteria(criteria) } : {}) }, criteria, tracked, linked };
+}
+
+/**
+ * `dissent pr review N` and `/dissent review` (docs/github-action.md, docs/adr/037): reviews any pull
+ * request — a person's too — with the implement review's council, tally, second opinions and budget,
+ * in one round (dissent revises nothing of a pull request), and leaves the result where maintainers
+ * read reviews: one GitHub review with inline comments (a later head's review resolves or updates
+ * dissent's earlier comments; a person's are never touched) and the `dissent` check on the head. It
+ * never pushes, never approves and runs none of the pull request's code.
+ */
+export async function reviewPullRequest(number: number, d: PrReviewDeps): Promise<PrReviewResult> {
+  const tracker = d.tracker;
+  if (!isGithubTracker(tracker) || typeof tracker.pullRequests !== "function")
+    throw new UsageError(`dissent pr review needs the GitHub tracker (tracker: { type: github, repo: OWNER/NAME }); this config uses ${tracker.kind}`);
+  const port = tracker.pullRequests();
+  const pull = await port.pull(number);
+  if (!pull) throw new UsageError(`${port.repo} has no pull request #${number}`);
+  if (pull.state !== "open") throw new UsageError(`pull request #${number} of ${port.repo} is closed: dissent reviews open pull requests`);
+  const got = await port.pullDiff(number, REVIEW_DIFF_CHARS);
+  if (isRefused(got))
+    throw new UsageError(
+      `GitHub will not give the diff of pull request #${number} (${got.refused}: ${got.errors.join("; ") || "refused"}): it is too large to review; split it`,
+    );
+  const secrets = d.secrets ?? [];
+  const contract = await contractOf(d, pull);
+  const subject = prSubject(number);
+  const project = await d.project?.();
+  const code = await d.code?.();
+  const artifact: DiffArtifact = {
+    attempt: 1,
+    outcome: "untested",
+    commit: pull.headSha,
+    diff: d.redact(got.text),
+    truncated: got.truncated,
+    stats: statsOf(got.text),
+    agent: NO_RUN,
+    testCommand: null,
+    test: null,
+    ...(countSecrets(got.text, secrets) ? { secrets: countSecrets(got.text, secrets) } : {}),
+    pull: { number, author: pull.author, base: pull.baseRef, head: pull.headSha },
+  };
+  const detailsUrl = d.dashboardUrl ? `${d.dashboardUrl}/#/events?issue=${encodeURIComponent(subject)}` : null;
+  const base = {
+    pull: number,
+    url: pull.url,
+    head: pull.headSha,
+    contract: contract.linked ? ({ kind: "plan", issue: contract.linked } as const) : ({ kind: "description" } as const),
+  };
+  if (artifact.stats.files === 0) {
+    return { ...base, status: "empty", findings: [], acceptance: [], review: null, check: null, stage: null, calls: 0 };
+  }
+
+  return runIssue(
+    {
+      store: d.store,
+      subject,
+      calls: d.calls,
+      ceilings: { maxCalls: d.maxCalls, maxUsd: d.maxUsd ?? null },
+      words: { name: `pull request #${number}`, over: "over its reviews", again: "review it again" },
+      ...(d.holder ? { holder: d.holder } : {}),
+      ...(d.lease ? { lease: d.lease } : {}),
+      ...(d.warn ? { warn: d.warn } : {}),
+    },
+    async ({ door, costOf, budget, meter }) => {
+      const checks = new CheckWriter(port, d.warn);
+      const label = `head ${pull.headSha.slice(0, 7)}`;
+      await checks.start(
+        pull.headSha,
+        { title: `reviewing ${label}…`, summary: `dissent's review of pull request #${number} at ${label} is running.` },
+        detailsUrl,
+      );
+      let seq = 0;
+      let report: { r: RoundReport<DiffArtifact>; verdicts: readonly CriterionCheck[] } | undefined;
+      const context = (): RoleContext => ({ issue: contract.issue, artifacts: contract.artifacts, ...(project ? { project } : {}) });
+      let review: Awaited<ReturnType<typeof reviewImplementation>>;
+      try {
+        review = await reviewImplementation({
+          issueId: subject,
+          cycle: 1,
+          door,
+          costOf,
+          append: (events) => d.store.append(events),
+          budget,
+          meter,
+          context,
+          ...(code ? { code } : {}),
+          criteria: contract.criteria,
+          tracked: contract.tracked,
+          concernId: (_fp, phase, role) => concernIdOf(phase, role, ++seq),
+          attempt: async () => artifact,
+          maxRounds: 1,
+          now: d.now ?? (() => new Date().toISOString()),
+          ...(d.warn ? { warn: d.warn } : {}),
+          ...(d.onProgress ? { onProgress: d.onProgress } : {}),
+          ...(d.onVote ? { onVote: d.onVote } : {}),
+          onRound: (r, verdicts) => {
+            report = { r, verdicts };
+          },
+        });
+      } catch (e) {
+        await checks.finish(
+          pull.headSha,
+          "cancelled",
+          {
+            title: `${label}: the review stopped`,
+            summary: `dissent's review of ${label} stopped before it ended: ${d.redact(messageOf(e)).split("\n")[0] ?? ""}`,
+          },
+          detailsUrl,
+        );
+        throw e;
+      }
+      // The stage's own events (its end, what it forwarded) go to the pull request's log as the loop emitted them.
+      await d.store.append(review.events);
+      const models = report?.r.critics.filter((c) => c.role !== "test_command") ?? [];
+      const unreviewed = !report || (models.length > 0 && models.every((c) => c.failed !== undefined));
+      const findings = report && !unreviewed ? findingsOfRound(report.r) : [];
+      const verdicts = report?.verdicts ?? [];
+      const notes = [testLine(artifact)];
+      let conclusion: CheckConclusion;
+      let posted: PrReviewResult["review"] = null;
+      if (unreviewed) {
+        conclusion = "cancelled";
+        await checks.finish(
+          pull.headSha,
+          conclusion,
+          { title: `${label}: not reviewed`, summary: "Every critic of the review failed: the pull request was not reviewed. Run the review again." },
+          detailsUrl,
+        );
+      } else {
+        conclusion = conclusionOf(findings);
+        await checks.finish(pull.headSha, conclusion, checkText({ label, findings, criteria: contract.criteria, verdicts, notes }), detailsUrl);
+        const out = await postRoundReview(
+          port,
+          {
+            subject: { key: subject, pull: number, commit: pull.headSha },
+            round: { token: pull.headSha.slice(0, 12), label },
+            diff: artifact.diff,
+            findings,
+            criteria: contract.criteria,
+            verdicts,
+            settings: d.review,
+            notes,
+            detailsUrl,
+          },
+          d.warn,
+        );
+        for (const f of out.fallbacks) if (f.kind === "inline_refused") d.warn?.(`pull request #${number}: ${f.detail}`);
+        if (out.review !== null && out.event !== null)
+          posted = { id: out.review, event: out.event, inline: out.inline.length, in_body: out.inBody.length, resolved: out.resolved.length };
+      }
+      const blocking = findings.filter((f) => f.blocking).length;
+      await d.store.append([
+        {
+          type: "PullRequestReviewed",
+          issue_id: subject,
+          number,
+          head: pull.headSha,
+          linked_issue: contract.linked,
+          review: posted?.id ?? null,
+          event: posted?.event ?? null,
+          conclusion,
+          findings: findings.length,
+          blocking,
+          inline: posted?.inline ?? 0,
+          resolved: posted?.resolved ?? 0,
+        },
+      ]);
+      const status: PrReviewResult["status"] = unreviewed ? "unreviewed" : blocking ? "blocking" : findings.length ? "advice" : "passed";
+      return {
+        ...base,
+        status,
+        findings,
+        acceptance: [...verdicts],
+        review: posted,
+        check: checks.channel === "none" ? null : conclusion,
+        stage: toStageRun(review.result.stageRun),
+        calls: meter.now().calls,
+      };
+    },
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * `dissent pr review N` and `/dissent review` (issue 33, docs/github-action.md "Reviewing any pull
+ * request"): through the built CLI, the realistic model double as the review council, the GitHub
+ * double over a bare repository. A person's pull request is reviewed against its description (no
+ * plan) or against the plan of the issue it closes; the review lands as one GitHub review with inline
+ * comments on the lines the findings quote and the `dissent` check on its head; a later head resolves
+ * dissent's own comments and never touches a person's; the same head is never reviewed twice.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { GithubDouble } from "../support/github-double.js";
+import { gitIn, implementWorld, plannedOnGithub, SUM_TITLE, type ImplementWorld } from "../support/implement-world.js";
+
+vi.setConfig({ testTimeout: 240_000 });
+
+interface PrReviewJson {
+  pull: number;
+  head: string;
+  status: string;
+  contract: { kind: string; issue?: string };
+  findings: { id: string; severity: string; blocking: boolean; critic: string; evidence: string }[];
+  acceptance: { criterion: string; verdict: string }[];
+  review: { id: number; event: string; inline: number; in_body: number; resolved: number } | null;
+  check: string | null;
+  calls: number;
+}
+
+const open: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const x of open.splice(0).reverse()) await x.close();
+});
+
+async function onGithub(): Promise<{ w: ImplementWorld; gh: GithubDouble; env: Record<string, string> }> {
+  const w = await implementWorld({ mode: "bug-then-fix" });
+  open.push(w);
+  const { gh, env } = await plannedOnGithub(w);
+  open.push(gh);
+  return { w, gh, env };
+}
+
+/** A person's change on a branch of their own, pushed to the origin: its head commit. */
+function pushChange(w: ImplementWorld, branch: string, body: string, message: string, from = "main"): string {
+  gitIn(w.repo, "checkout", "--quiet", "-B", branch, from);
+  writeFileSync(join(w.repo, "src", "sum.js"), body);
+  gitIn(w.repo, "commit", "--quiet", "-am", message);
+  gitIn(w.repo, "push", "--quiet", "origin", branch);
+  const sha = gitIn(w.repo, "rev-parse", "HEAD").trim();
+  gitIn(w.repo, "checkout", "--quiet", "main");
+  return sha;
+}
+
+const SUBTRACTS = "export function sum(a, b) {\n  return a - b;\n}\n";
+const ADDS = "export function sum(a, b) {\n  return a + b;\n}\n";
+
+/** A pull request a person opened (numbered after the issues, as GitHub numbers them). */
+function personOpens(gh: GithubDouble, o: { number: number; head: string; sha: string; body: string }): void {
+  gh.pulls.set(o.number, {
+    number: o.number,
+    head: o.head,
+    base: "main",
+    title: SUM_TITLE,
+    body: o.body,
+    draft: false,
+    state: "open",
+    sha: o.sha,
+    login: "alice",
+  });
+}
+
+async function review(w: ImplementWorld, env: Record<string, string>, n: number): Promise<PrReviewJson> {
+  const r = await w.run(["pr", "review", String(n), "--json"], { env });
+  expect(r.code, r.stderr).toBe(0);
+  return JSON.parse(r.stdout) as PrReviewJson;
+}
+
+const markerOf = (body: string) => /^<!-- dissent:finding key=pr-(\d+) id=(\S+) fp=\S+ q=\S+ state=(open|resolved) /.exec(body);
+
+describe("dissent pr review", () => {
+  it("reviews a person's pull request with no plan against its description: an inline comment on the subtraction, the check failed; the fix's head resolves it; the same head is not reviewed twice; a person's comment is left alone", async () => {
+    const { w, gh, env } = await onGithub();
+    const head = pushChange(w, "alice/sum", SUBTRACTS, "sum");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Implements sum(a, b) in src/sum.js." });
+    const human = gh.addReviewComment(2, { path: "src/sum.js", line: 2, body: "Is this the right operator?", login: "maintainer-mia" });
+    const humanBefore = { ...human };
+
+    const first = await review(w, env, 2);
+    expect(first).toMatchObject({ pull: 2, head, status: "blocking", contract: { kind: "description" }, check: "failure" });
+    expect(first.acceptance).toEqual([]); // no plan: no criteria to check
+    const subtracts = first.findings.find((f) => f.blocking && /return a [-–] b;/.test(f.evidence));
+    expect(subtracts?.critic).toBe("review.correctness");
+    // One review by dissent, on the head, its comment on the line the finding quotes.
+    const ours = () => gh.reviewComments.filter((c) => c.login === "dissent-bot");
+    const reviews = () => gh.reviews.filter((r) => r.pull === 2 && r.login === "dissent-bot");
+    expect(reviews().map((r) => [r.commit_id, r.state])).toEqual([[head, "COMMENTED"]]);
+    expect(reviews()[0]?.body).toMatch(/^<!-- dissent:review key=pr-2 round=\S+ -->\n### dissent · review of head [0-9a-f]{7}: \d+ blocking/);
+    const comment = ours().find((c) => c.path === "src/sum.js" && markerOf(c.body)?.[2] === subtracts?.id);
+    expect(comment).toMatchObject({ line: 2, side: "RIGHT", commit_id: head });
+    // dissent never ran the pull request's code, and says so where the tests would be.
+    expect(reviews()[0]?.body).toContain("dissent runs none of a pull request's code");
+    const check = gh.checkRuns.filter((c) => c.head_sha === head && c.name === "dissent");
+    expect(check.map((c) => c.history)).toEqual([["in_progress", "completed:failure"]]);
+    // It never pushes: the person's branch is where they left it.
+    expect(gitIn(w.origin, "rev-parse", "refs/heads/alice/sum").trim()).toBe(head);
+
+    // The same head again: nothing is posted twice, and the replies come from the cache.
+    const again = await review(w, env, 2);
+    expect(again).toMatchObject({ head, review: null, calls: 0 });
+    expect(reviews()).toHaveLength(1);
+
+    // The person pushes the fix: its review resolves dissent's comment in place, and its check passes.
+    const fixed = pushChange(w, "alice/sum", ADDS, "add, not subtract", "alice/sum");
+    const second = await review(w, env, 2);
+    expect(second.head).toBe(fixed);
+    expect(second.findings.filter((f) => f.blocking)).toEqual([]);
+    expect(["passed", "advice"]).toContain(second.status);
+    expect(second.review?.resolved).toBeGreaterThanOrEqual(1);
+    const after = ours().find((c) => c.id === comment?.id);
+    expect(markerOf(after?.body ?? "")?.[3]).toBe("resolved");
+    expect(gh.checkRuns.find((c) => c.head_sha === fixed)?.conclusion).toMatch(/^(success|neutral)$/);
+    // A person's comment is never written to.
+    expect(gh.reviewComments.find((c) => c.id === human.id)).toEqual(humanBefore);
+    expect(gh.requests.filter((r) => r.method !== "GET" && r.path.endsWith(`/comments/${human.id}`))).toEqual([]);
+    // Nothing was approved.
+    expect(gh.reviews.filter((r) => r.state === "APPROVED")).toEqual([]);
+  });
+
+  it("a pull request that closes an issue dissent planned is reviewed against that plan and its acceptance criteria", async () => {
+    const { w, gh, env } = await onGithub();
+    const head = pushChange(w, "alice/sum", SUBTRACTS, "sum");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Closes #1" });
+    const out = await review(w, env, 2);
+    expect(out.contract).toEqual({ kind: "plan", issue: "1" });
+    expect(out.acceptance.length).toBeGreaterThan(0);
+    expect(out.acceptance.some((v) => v.verdict === "not_met")).toBe(true);
+    const summary = gh.checkRuns.find((c) => c.head_sha === head)?.output.summary ?? "";
+    expect(summary).toContain("### Acceptance criteria");
+  });
+
+  it("`/dissent review` on a pull request's comment reviews it and answers there; on an issue it says where the command belongs; bad input is one line", async () => {
+    const { w, gh, env } = await onGithub();
+    const head = pushChange(w, "alice/sum", SUBTRACTS, "sum");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Implements sum." });
+    gh.collaborators.set("maintainer-mia", "write");
+    const event = (issue: { number: number; pull_request?: unknown }) => {
+      const { id } = gh.addComment(issue.number, "/dissent review", "maintainer-mia");
+      const file = join(w.dir, `event-${id}.json`);
+      writeFileSync(
+        file,
+        JSON.stringify({
+          action: "created",
+          comment: { id, body: "/dissent review", user: { login: "maintainer-mia", type: "User" } },
+          issue,
+          repository: { full_name: "acme/widgets" },
+        }),
+      );
+      return file;
+    };
+    const onPull = await w.run(["github", "comment", "--event", event({ number: 2, pull_request: { url: "x" } }), "--json"], { env });
+    expect(onPull.code, onPull.stderr).toBe(0);
+    expect(JSON.parse(onPull.stdout)).toMatchObject({ status: "done", command: "/dissent review" });
+    expect(gh.reviews.filter((r) => r.pull === 2 && r.login === "dissent-bot")).toHaveLength(1);
+    const reply = gh.comments.filter((c) => c.issue === 2 && c.login === "dissent-bot").at(-1);
+    expect(reply?.body).toMatch(/@maintainer-mia `\/dissent review`: reviewed [0-9a-f]{7} against its description: blocking/);
+
+    const onIssue = await w.run(["github", "comment", "--event", event({ number: 1 }), "--json"], { env });
+    expect(JSON.parse(onIssue.stdout)).toMatchObject({ status: "failed" });
+    expect(JSON.parse(onIssue.stdout).detail).toContain("comment it on the pull request");
+
+    const bad = await w.run(["pr", "review", "seven"], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split("\n")).toHaveLength(1);
+    const missing = await w.run(["pr", "review", "99"], { env });
+    expect(missing.stderr).toMatch(/acme\/widgets has no pull request #99/);
+  });
+});
