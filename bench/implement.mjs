@@ -3,14 +3,19 @@
 // built CLI on a real git repository, with an instant model server (so model latency, which is the
 // provider's, is near zero and subtracted) and a scripted agent that sleeps AGENT_MS then edits a file.
 // Figures: overhead with a 10 s agent (goal < 5 % of the attempt) and with an instant agent (the
-// overhead measured directly, median of 5 issues), and review calls per attempt.
+// overhead measured directly, median of 5 issues), and review calls per attempt. On the GitHub tracker
+// (issue 33: the GitHub double over a bare origin): the same 10 s attempt with each attempt pushed,
+// checked and reviewed on the pull request — its GitHub API requests per attempt and dissent's share
+// (goal: unchanged from the local tracker's, same run) — and `pr review` of a person's pull request:
+// its review calls, GitHub requests and dissent's own time beyond the model.
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chatCompletion, instantCouncil, median, printTable, recorder } from "./lib.mjs";
+import { pathToFileURL } from "node:url";
+import { buildSupport, chatCompletion, instantCouncil, median, printTable, recorder } from "./lib.mjs";
 
 const BIN = fileURLToPath(new URL("../dist/cli/bin.js", import.meta.url));
 const { IMPLEMENT_ROLES } = await import("../dist/implement/roles.js");
@@ -43,8 +48,11 @@ const run = (dir, args, env) =>
     child.on("close", (code) => resolve({ code, out, err, ms: performance.now() - t }));
   });
 
-/** One world: a repository with a 200-file project, a config, and `issues` planned issues. */
-async function world(agentMs, issues) {
+/**
+ * One world: a repository with a 200-file project, a config, and `issues` planned issues — on the
+ * local tracker, or (`github`: the GitHub double's module) on a GitHub double over a bare origin.
+ */
+async function world(agentMs, issues, github) {
   const dir = mkdtempSync(join(tmpdir(), "dissent-bench-implement-"));
   const repo = join(dir, "repo");
   mkdirSync(join(repo, "src"), { recursive: true });
@@ -77,25 +85,53 @@ async function world(agentMs, issues) {
   ].join("\n");
   writeFileSync(join(dir, "dissent.config.yaml"), config);
   const env = { DISSENT_HOME: join(dir, "home") };
+  let gh;
+  if (github) {
+    const origin = join(dir, "origin.git");
+    git(dir, "init", "--quiet", "--bare", "-b", "main", origin);
+    git(repo, "remote", "add", "origin", origin);
+    git(repo, "push", "--quiet", "origin", "main");
+    gh = await github.startGithubDouble({ gitRepo: origin });
+    writeFileSync(join(dir, "dissent.config.yaml"), `${config}\ntracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n`);
+    Object.assign(env, { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" });
+  }
   const ids = [];
   for (let i = 0; i < issues; i++) {
-    const created = await run(dir, ["issue", "new", "--title", `Add sum ${i}`, "--body", "sum(a, b) returns a + b"], env);
-    const id = created.out.trim();
+    let id;
+    if (gh) {
+      gh.addIssue({ number: i + 1, title: `Add sum ${i}`, body: "sum(a, b) returns a + b" });
+      id = String(i + 1);
+    } else id = (await run(dir, ["issue", "new", "--title", `Add sum ${i}`, "--body", "sum(a, b) returns a + b"], env)).out.trim();
     const planned = await run(dir, ["issue", "plan", id], env);
     if (planned.code !== 0) throw new Error(planned.err);
     ids.push(id);
   }
-  return { dir, env, ids, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    repo,
+    env,
+    ids,
+    gh,
+    cleanup: async () => {
+      await gh?.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The events of a subject (an issue, `pr-N`), as `dissent events --json` prints them. */
+async function eventsOf(w, subject) {
+  return (await run(w.dir, ["events", "--issue", subject, "--json"], w.env)).out
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 }
 
 /** Implements one issue (two attempts); returns wall time, the warm attempt's own time, agent and test time, model-call time and review calls. */
 async function implementOne(w, id) {
   const r = await run(w.dir, ["issue", "implement", id, "--json"], w.env);
   if (r.code !== 0) throw new Error(r.err);
-  const events = (await run(w.dir, ["events", "--issue", id, "--json"], w.env)).out
-    .trim()
-    .split("\n")
-    .map((l) => JSON.parse(l));
+  const events = await eventsOf(w, id);
   const attempts = events.filter((e) => e.type === "ImplementAttempt");
   const review = events.filter((e) => e.type === "ModelCall" && e.stage === "implementation_review");
   const agent = attempts.reduce((n, e) => n + e.agent.duration_ms, 0);
@@ -120,7 +156,7 @@ try {
   // 1. A 10 s agent: dissent's share of the attempt.
   const slow = await world(10_000, 1);
   const s = await implementOne(slow, slow.ids[0]);
-  slow.cleanup();
+  await slow.cleanup();
   record("implement_overhead_10s_agent_ms", "dissent's time in a (warm) attempt beyond a 10 s agent, its tests and model latency", s.warm, "ms");
   const share = (100 * s.share.own) / s.share.attempt;
   record("implement_overhead_10s_agent_pct", "… as a share of the attempt", share, "%", "< 5 %", share < 5);
@@ -136,7 +172,7 @@ try {
   const runs = [];
   for (const id of fast.ids) runs.push(await implementOne(fast, id));
   if (process.env.BENCH_KEEP) console.error(`kept ${fast.dir}`);
-  else fast.cleanup();
+  else await fast.cleanup();
   record("implement_overhead_ms", "dissent's time in a (warm) attempt, instant agent (median of 5)", median(runs.map((x) => x.warm)), "ms");
   record(
     "implement_command_overhead_ms",
@@ -151,6 +187,87 @@ try {
     median(runs.map((x) => x.calls / x.attempts)),
     "calls",
   );
+
+  // 3. On GitHub (issue 33): the 10 s attempt again, each attempt pushed and checked, each round a review on the pull request.
+  const support = buildSupport();
+  const github = await import(pathToFileURL(join(support, "test", "support", "github-double.js")).href);
+  const onGh = await world(10_000, 1, github);
+  try {
+    const before = onGh.gh.requests.length;
+    const g = await implementOne(onGh, onGh.ids[0]);
+    const requests = onGh.gh.requests.length - before;
+    const ghShare = (100 * g.share.own) / g.share.attempt;
+    record(
+      "implement_github_overhead_10s_agent_ms",
+      "on GitHub: dissent's time in a (warm) attempt beyond a 10 s agent, its tests and model latency",
+      g.warm,
+      "ms",
+    );
+    record(
+      "implement_github_overhead_10s_agent_pct",
+      "… as a share of the attempt (the local tracker's, this run, + 1 point at most)",
+      ghShare,
+      "%",
+      `≤ ${(share + 1).toFixed(2)} %`,
+      ghShare <= share + 1,
+    );
+    record(
+      "implement_github_requests_per_attempt",
+      "on GitHub: API requests per attempt (push, check, review, PR, labels; 2 attempts)",
+      requests / g.attempts,
+      "requests",
+    );
+    record("implement_github_review_calls_per_attempt", "on GitHub: review calls per attempt", g.calls / g.attempts, "calls");
+
+    // 4. `pr review` of a person's pull request (no plan: its description is the contract).
+    git(onGh.repo, "checkout", "--quiet", "-b", "alice", "main");
+    writeFileSync(join(onGh.repo, "src", "m7.js"), "export const m7 = 7;\nexport const twice = (x) => x * 2;\n");
+    git(onGh.repo, "commit", "--quiet", "-am", "twice");
+    git(onGh.repo, "push", "--quiet", "origin", "alice");
+    const sha = git(onGh.repo, "rev-parse", "HEAD").trim();
+    git(onGh.repo, "checkout", "--quiet", "main");
+    onGh.gh.pulls.set(100, {
+      number: 100,
+      head: "alice",
+      base: "main",
+      title: "Add twice",
+      body: "Adds twice(x).",
+      draft: false,
+      state: "open",
+      sha,
+      login: "alice",
+    });
+    const reviews = [];
+    for (let i = 0; i < 3; i++) {
+      const from = onGh.gh.requests.length;
+      // --no-cache: each run asks the models again, as a new head would.
+      const r = await run(onGh.dir, ["pr", "review", "100", "--json", "--no-cache"], onGh.env);
+      if (r.code !== 0) throw new Error(r.err);
+      const calls = (await eventsOf(onGh, "pr-100")).filter((e) => e.type === "ModelCall");
+      const last = calls.slice(-JSON.parse(r.out).calls);
+      reviews.push({ ms: r.ms - Math.max(0, ...last.map((c) => c.latency_ms)), requests: onGh.gh.requests.length - from, calls: JSON.parse(r.out).calls });
+    }
+    record(
+      "pr_review_calls",
+      "pr review: model calls per review (the three critics; no criteria without a plan)",
+      median(reviews.map((x) => x.calls)),
+      "calls",
+    );
+    record(
+      "pr_review_github_requests",
+      "pr review: GitHub API requests per review (the pull request, its diff, reviews, comments, check)",
+      median(reviews.map((x) => x.requests)),
+      "requests",
+    );
+    record(
+      "pr_review_command_overhead_ms",
+      "pr review: the command's own time beyond the model, start to end (median of 3)",
+      median(reviews.map((x) => x.ms)),
+      "ms",
+    );
+  } finally {
+    await onGh.cleanup();
+  }
 } finally {
   server.close();
 }

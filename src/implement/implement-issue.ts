@@ -302,7 +302,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       deps.onProgress?.({ kind: "attempt", attempt: n, replayed: known !== undefined });
       if (known) {
         const replayed = await replay(worktree, known, settings.testCommand, deps.redact, secrets);
-        await live?.attempt(replayed);
+        void live?.attempt(replayed); // queued: pushed and checked while the review reads it (settled below)
         return replayed;
       }
       try {
@@ -320,6 +320,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         if (BudgetExceeded.isInstance(e)) refused = e;
         throw e;
       }
+      await live?.drained(); // the last attempt's push and check are out before this one touches the clone
       await store.append([{ type: "ImplementAttemptStarted", issue_id: id, run, attempt: n, branch: worktree.branch }]);
       const task = renderTask({
         issue,
@@ -371,7 +372,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           { paths: done.escaped, attempt: n },
         );
       }
-      await live?.attempt(a);
+      // Queued, not awaited: the push and the check's start run while the review's critics read the diff;
+      // the round's review waits for them in the same queue, and settle() below surfaces an interruption.
+      void live?.attempt(a);
       return a;
     };
 

@@ -85,6 +85,11 @@ export class LivePullRequest {
     return this.chain;
   }
 
+  /** What is queued so far is done (never throws: settle() does). The next attempt waits for it, so no push races its commit. */
+  drained(): Promise<void> {
+    return this.chain;
+  }
+
   /** Everything queued is done; an interruption met on the way is thrown here. */
   async settle(): Promise<void> {
     await this.chain;
@@ -125,12 +130,12 @@ export class LivePullRequest {
   /** A round was tallied: its check concluded, its review posted (or held for the pull request). */
   round(r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]): void {
     const a = r.artifact;
-    const sha = this.pushed.get(a.attempt) ?? null;
     const findings = findingsOfRound(r);
     const notes = [testLine(a)];
     const models = r.critics.filter((c) => c.role !== CHECKS_ROLE);
     const unreviewed = models.length > 0 && models.every((c) => c.failed !== undefined);
     void this.queue(`the review of attempt ${a.attempt}`, async () => {
+      const sha = this.pushed.get(a.attempt) ?? null; // read in the queue: the attempt's push (queued before) is done by now
       if (sha) {
         this.checking.delete(sha);
         if (unreviewed)
