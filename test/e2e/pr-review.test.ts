@@ -172,5 +172,26 @@ describe("dissent pr review", () => {
     expect(bad.stderr.trim().split("\n")).toHaveLength(1);
     const missing = await w.run(["pr", "review", "99"], { env });
     expect(missing.stderr).toMatch(/acme\/widgets has no pull request #99/);
+    // GitHub will not render a diff this large (406): one line, nothing posted, no model asked.
+    const reviews = gh.reviews.length;
+    const asked = w.double.requests.length;
+    gh.fail({
+      method: "GET",
+      path: /\/pulls\/2$/,
+      accept: /diff/,
+      status: 406,
+      body: {
+        message: "Sorry, the diff exceeded the maximum number of lines (20000)",
+        documentation_url: "https://docs.github.com/rest/pulls/pulls#get-a-pull-request",
+        status: "406",
+      },
+    });
+    const huge = await w.run(["pr", "review", "2"], { env });
+    expect(huge.code, huge.stdout + huge.stderr).toBe(2);
+    expect(huge.stderr.trim().split("\n")).toEqual([
+      expect.stringMatching(/GitHub will not give the diff of pull request #2 \(406: Sorry, the diff exceeded .*\): it is too large to review; split it/),
+    ]);
+    expect(gh.reviews).toHaveLength(reviews);
+    expect(w.double.requests).toHaveLength(asked);
   });
 });

@@ -91,6 +91,8 @@ export interface Failure {
   body?: unknown;
   headers?: Record<string, string>;
   times?: number;
+  /** Only a request whose Accept header matches (a media type: `diff`). */
+  accept?: RegExp;
   /** Drop the connection instead of answering. */
   destroy?: boolean;
   /** Never answer (until the double closes). */
@@ -734,7 +736,12 @@ export async function startGithubDouble(
       return;
     }
     requests.push({ method, path: url.pathname, query: url.searchParams, body, authorization: req.headers.authorization });
-    const failure = failures.find((f) => (f.method === undefined || f.method === method) && (f.path === undefined || f.path.test(url.pathname)));
+    const failure = failures.find(
+      (f) =>
+        (f.method === undefined || f.method === method) &&
+        (f.path === undefined || f.path.test(url.pathname)) &&
+        (f.accept === undefined || f.accept.test(req.headers.accept ?? "")),
+    );
     if (failure) {
       failure.times = (failure.times ?? 1) - 1;
       if (failure.times <= 0) failures.splice(failures.indexOf(failure), 1);

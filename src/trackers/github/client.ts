@@ -43,7 +43,7 @@ export const DEFAULT_OPTIONS = {
 export type GithubClient = Octokit;
 
 /** Statuses plugin-retry must leave alone: client errors, and 429, which plugin-throttling waits out per its headers. */
-const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
+const DO_NOT_RETRY = [400, 401, 403, 404, 406, 410, 422, 429, 451];
 
 /** Builds the client; Octokit and its plugins load only here, when the config names GitHub. */
 export async function githubClient(baseUrl: string, token: string, opts: GithubOptions): Promise<GithubClient> {

@@ -95,7 +95,9 @@ export function pullRequestPort(s: GithubSession, repoName: string): PullRequest
     async pullDiff(number, maxChars) {
       const got = await attempt<string>(`reading the diff of pull request #${number}`, [406], async (gh) => {
         const r = await gh.rest.pulls.get({ owner, repo, pull_number: number, mediaType: { format: "diff" } });
-        return String(r.data as unknown);
+        // Octokit gives text for GitHub's `…diff; charset=utf-8`, bytes for a bare media type.
+        const data = r.data as unknown;
+        return data instanceof ArrayBuffer || ArrayBuffer.isView(data) ? new TextDecoder().decode(data as ArrayBuffer) : String(data);
       });
       if (isRefused(got)) return got;
       return got.length > maxChars ? { text: got.slice(0, got.lastIndexOf("\n", maxChars) + 1 || maxChars), truncated: true } : { text: got, truncated: false };
