@@ -8,8 +8,10 @@
 //   before / after with no context file — `project.repo` alone (the baseline ignores it for requests).
 // Goals (issue 30): with the file, after ≤ 0.40 × before; without it, after ≤ 1.30 × before; a cached
 // share ≥ 70 % after in both; the same judgment (status, stage outcomes and rounds, pending concerns)
-// before and after. The double's judgment reads neither the project nor the code block, so any
-// difference in judgment is the pipeline's own.
+// before and after. The double's judgment reads neither the project nor the code block, and its dice
+// are keyed on the material a request carries, not on the wording of personas, rubric and task lines
+// (which issue 30 changed: test/support/double/request.ts), so any difference in judgment is the
+// pipeline's own.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
