@@ -8,9 +8,11 @@
 //   before / after with no context file — `project.repo` alone (the baseline ignores it for requests).
 // Goals (issue 30): with the file, after ≤ 0.40 × before; without it, after ≤ 1.30 × before; a cached
 // share ≥ 70 % after in both; the same judgment (status, stage outcomes and rounds, pending concerns)
-// before and after. The double's judgment reads neither the project nor the code block, so any
-// difference in judgment is the pipeline's own.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+// before and after. The double's judgment reads neither the project nor the code block, and its dice
+// are keyed on the material a request carries, not on the wording of personas, rubric and task lines
+// (which issue 30 changed: test/support/double/request.ts), so any difference in judgment is the
+// pipeline's own.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -22,14 +24,18 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** main before the councils read the code (issue 30): context files pasted whole, no code block. */
 export const BASELINE = "147c1ba";
 
-export async function benchContext({ log = console.log } = {}) {
+/**
+ * Runs the four plans (or, with `afterOnly`, this build's two, compared with `last`: the last full
+ * run's results, for working on the selection) and returns the figures.
+ */
+export async function benchContext({ log = console.log, afterOnly = false, last = undefined } = {}) {
   const support = buildSupport();
   const { startRealisticDouble, frontier, bench10 } = await import(pathToFileURL(join(support, "test", "support", "double", "index.js")).href);
   const { PIPELINE_ROLES } = await import(pathToFileURL(join(ROOT, "dist", "pipeline", "stages.js")).href);
   const roles = [...PIPELINE_ROLES];
   const where = mkdtempSync(join(tmpdir(), "dissent-context-bench-"));
   const acme = writeAcme(where);
-  const baseline = buildBaseline(BASELINE, "context");
+  const baseline = afterOnly ? { bin: "", cleanup: () => undefined } : buildBaseline(BASELINE, "context");
   const after = join(ROOT, "dist", "cli", "bin.js");
   const project = (file) => [
     "project:",
@@ -39,6 +45,8 @@ export async function benchContext({ log = console.log } = {}) {
     ...(file ? [`  context_files: [${JSON.stringify(acme.doc)}]`] : []),
   ];
   const runs = {};
+  const fresh = {};
+  if (afterOnly) for (const k of ["before_with_file", "before_no_file"]) runs[k] = last.issues[k];
   try {
     for (const [label, bin, file] of [
       ["before_with_file", baseline.bin, true],
@@ -46,13 +54,17 @@ export async function benchContext({ log = console.log } = {}) {
       ["before_no_file", baseline.bin, false],
       ["after_no_file", after, false],
     ]) {
+      if (!bin) continue;
       const double = await startRealisticDouble({ seed: 7, quirks: frontier, scenario: bench10, promptCache: true });
       try {
-        runs[label] = (await planAll(bin, double, bench10, roles, label, project(file))).issues;
+        const run = await planAll(bin, double, bench10, roles, label, project(file));
+        runs[label] = run.issues;
+        fresh[label] = run.fresh;
       } finally {
         await double.close();
       }
       log(`context ${label}: ${JSON.stringify(summarise(runs[label]))}`);
+      log(`fresh input ${label}: ${JSON.stringify(fresh[label])}`);
     }
   } finally {
     baseline.cleanup();
@@ -78,6 +90,9 @@ export async function benchContext({ log = console.log } = {}) {
       same_no_file: runs.before_no_file.length - noFile.length,
       differences: { with_file: withFile, no_file: noFile },
     },
+    // Where the input of the load-bearing issues goes, and what of it was not cached (bench/cost-parts.mjs).
+    fresh_input: afterOnly ? { ...last.fresh_input, ...fresh } : fresh,
+    issues: runs,
   };
   r.goals = {
     with_file: { goal: "<= 0.40 x before", pass: r.with_file_after_over_before <= 0.4 },
@@ -89,7 +104,17 @@ export async function benchContext({ log = console.log } = {}) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const r = await benchContext();
-  writeFileSync(join(ROOT, "bench", "results.context.json"), `${JSON.stringify(r, null, 2)}\n`);
+  // `--after-only`: this build's two runs against the last full run's "before" (results.context.json is not written).
+  const afterOnly = process.argv.includes("--after-only");
+  const file = join(ROOT, "bench", "results.context.json");
+  const r = await benchContext(afterOnly ? { afterOnly, last: JSON.parse(readFileSync(file, "utf8")) } : {});
+  if (afterOnly) {
+    const { issues: _, fresh_input, ...figures } = r;
+    console.log(
+      JSON.stringify({ ...figures, fresh_input: { after_with_file: fresh_input.after_with_file, after_no_file: fresh_input.after_no_file } }, null, 2),
+    );
+    process.exit(0);
+  }
+  writeFileSync(file, `${JSON.stringify(r, null, 2)}\n`);
   console.log(JSON.stringify({ with_file: r.with_file_after_over_before, no_file: r.no_file_after_over_before, goals: r.goals }, null, 2));
 }

@@ -85,6 +85,7 @@ export function freshByPart(requests, counted = () => true) {
   const blocks = new Set();
   const byPart = {};
   const byKind = {};
+  const inputByPart = {};
   let total = 0;
   let fresh = 0;
   const add = (o, k, n) => void (o[k] = (o[k] ?? 0) + n);
@@ -109,6 +110,7 @@ export function freshByPart(requests, counted = () => true) {
     total += text.length;
     fresh += text.length - cached;
     add(byKind, kind, text.length - cached);
+    for (const l of labels) add(inputByPart, l, 1);
     for (let i = cached; i < text.length; i++) {
       const cause = i < ideal ? (ideal < MIN_CHARS ? "under_1024" : "block_rounding") : "new";
       add(byPart, cause === "new" ? `new:${labels[i]}` : cause, 1);
@@ -120,5 +122,12 @@ export function freshByPart(requests, counted = () => true) {
         .sort((a, b) => b[1] - a[1])
         .map(([k, v]) => [k, Math.round(v / CHARS_PER_TOKEN)]),
     );
-  return { input_tokens: Math.round(total / CHARS_PER_TOKEN), fresh_tokens: Math.round(fresh / CHARS_PER_TOKEN), by_part: tok(byPart), by_kind: tok(byKind) };
+  return {
+    input_tokens: Math.round(total / CHARS_PER_TOKEN),
+    fresh_tokens: Math.round(fresh / CHARS_PER_TOKEN),
+    by_part: tok(byPart),
+    by_kind: tok(byKind),
+    // Every input token (cached or not) by the part of the request it is in: where the input goes.
+    input_by_part: tok(inputByPart),
+  };
 }

@@ -207,16 +207,32 @@ export function extractSeeds(index: RepoIndex, texts: readonly string[]): Seeds 
   // Plain words that are the names of modules here (a file's stem, a folder), not too common: "the retry
   // logic" names src/http/retry.ts. Definitions count only when the text names them as code (above).
   const common = Math.max(MAX_MATCHES, Math.ceil(index.files.length * COMMON_SHARE));
-  // …of the prose only: paths, frames and code spans have been read above.
-  const prose = text.replace(PY_FRAME, " ").replace(JS_FRAME, " ").replace(PATH_LINE, " ").replace(CODE_SPAN, " ").replace(PATH, " ");
-  for (const w of new Set(words(prose))) {
-    if (w.length < 4 || !/^[a-z]+$/.test(w)) continue;
-    const s = termOf(w);
-    if (!s) continue;
-    for (const name of v.stems.get(s) ?? []) {
-      const files = v.named.get(name) ?? [];
-      if (files.length > 0 && files.length <= common && !identifiers.has(name)) terms.add(name);
+  const moduleWords = (t: string) => {
+    // …of the prose only: paths, frames and code spans have been read above.
+    const prose = t.replace(PY_FRAME, " ").replace(JS_FRAME, " ").replace(PATH_LINE, " ").replace(CODE_SPAN, " ").replace(PATH, " ");
+    const out = new Set<string>();
+    for (const w of new Set(words(prose))) {
+      if (w.length < 4 || !/^[a-z]+$/.test(w)) continue;
+      const s = termOf(w);
+      if (!s) continue;
+      for (const name of v.stems.get(s) ?? []) {
+        const files = v.named.get(name) ?? [];
+        if (files.length > 0 && files.length <= common && !identifiers.has(name)) out.add(name);
+      }
     }
-  }
-  return { paths: sorted(paths), identifiers: sorted(identifiers), terms: sorted(terms), locations: sorted(locations), messages };
+    return out;
+  };
+  for (const name of moduleWords(text)) terms.add(name);
+  // The title (the first line of the first text: the issue's) names the subject; the body's other
+  // module words may be incidental ("the logs", "a worker pool", "several times a day").
+  const title = (texts[0] ?? "").slice(0, MAX_TEXT).split("\n", 1)[0] ?? "";
+  const subject = sorted([...moduleWords(title)].filter((t) => terms.has(t)));
+  return {
+    paths: sorted(paths),
+    identifiers: sorted(identifiers),
+    terms: sorted(terms),
+    locations: sorted(locations),
+    ...(subject.length ? { subject } : {}),
+    messages,
+  };
 }

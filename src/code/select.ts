@@ -172,7 +172,12 @@ function termsOfChunk(c: Chunk): string {
  * Lexical scores (BM25, MiniSearch) of the chunks that contain a seed at all, normalised to 0..1, with
  * the seeds each contains. Only chunks holding a seed are indexed, so the cost follows the seeds.
  */
-function lexical(chunks: readonly Chunk[][], lows: readonly string[], needles: readonly string[]): Map<Chunk, { score: number; terms: string[] }> {
+function lexical(
+  chunks: readonly Chunk[][],
+  lows: readonly string[],
+  needles: readonly string[],
+  weak: ReadonlySet<string> = new Set(),
+): Map<Chunk, { score: number; terms: string[] }> {
   const out = new Map<Chunk, { score: number; terms: string[] }>();
   if (!needles.length) return out;
   const lowNeedles = needles.map((n) => n.toLowerCase());
@@ -216,7 +221,7 @@ function lexical(chunks: readonly Chunk[][], lows: readonly string[], needles: r
     fields: ["text", "name"],
     tokenize: (text) => text.split(" ").filter(Boolean),
     processTerm: (t) => t,
-    searchOptions: { boost: { name: 3 }, combineWith: "OR" },
+    searchOptions: { boost: { name: 3 }, combineWith: "OR", boostTerm: (t) => (weak.has(t) ? BODY_TERM_WEIGHT : 1) },
   });
   search.addAll(docs);
   const hits = search.search(termsOf(needles.join(" ")));
@@ -308,10 +313,16 @@ function personalization(index: RepoIndex, seeds: Seeds, messages: ReadonlyMap<s
   for (const t of seeds.terms) {
     const msg = messages.get(t);
     if (msg) spread(msg, 1);
-    else spread(v.named.get(t) ?? [], 0.5);
+    else spread(v.named.get(t) ?? [], 0.5 * termWeight(seeds, t));
   }
   return p;
 }
+
+/** A module word only the body names counts this much beside one the title names (Seeds.subject). */
+const BODY_TERM_WEIGHT = 0.1;
+
+/** How much a term counts: 1, or BODY_TERM_WEIGHT for a module word outside a subject the title names. */
+const termWeight = (seeds: Seeds, t: string) => (seeds.subject?.length && !seeds.subject.includes(t) ? BODY_TERM_WEIGHT : 1);
 
 /** What a selection is built from: the seeds, the ranking and the lexical matches. */
 interface Basis {
@@ -337,7 +348,14 @@ function basis(
     .filter((x) => index.byPath.get(x.path)?.text.trim() !== x.text.trim())
     .map((x, i) => textChunks(-1 - i, x.path, x.text.split(/\r?\n/), true));
   const needles = [...seeds.identifiers, ...seeds.terms];
-  const lex = lexical([...chunksOf(index), ...extraLists], lowerTexts(index), needles);
+  // The index terms of the body's module words, where no stronger seed shares them: weighed down in the query.
+  const strong = new Set(termsOf([...seeds.identifiers, ...seeds.terms.filter((t) => termWeight(seeds, t) === 1 || messages.has(t))].join(" ")).split(" "));
+  const weak = new Set(
+    termsOf(seeds.terms.filter((t) => termWeight(seeds, t) < 1 && !messages.has(t)).join(" "))
+      .split(" ")
+      .filter((t) => t && !strong.has(t)),
+  );
+  const lex = lexical([...chunksOf(index), ...extraLists], lowerTexts(index), needles, weak);
   const extras = extraLists.flat();
   // A context file's sections are also ranked by the prose (the stronger of the two counts).
   for (const [c, hit] of proseMatches(extras, prose)) {
@@ -686,7 +704,18 @@ export function selectFromSeeds(
   const block = mapBlock(b, Math.floor(budget * MAP_SHARE));
   const room = budget - block.text.length - (block.text ? 2 : 0);
   const excerpts = assemble(scoreChunks(b), room);
-  return withSpans(render(seeds, block, excerpts, budget));
+  return withSpans(render(seeds, withoutExcerpted(block, excerpts), excerpts, budget));
+}
+
+/**
+ * The map block with a file that has excerpts below as its path alone: its signatures are in the
+ * excerpts verbatim, and the path keeps its place in the ranking.
+ */
+function withoutExcerpted(block: ReturnType<typeof mapBlock>, excerpts: readonly Excerpt[]): ReturnType<typeof mapBlock> {
+  const shown = new Set(excerpts.filter((e) => !e.extra).map((e) => e.path));
+  if (!block.items.some((x) => shown.has(x.path))) return block;
+  const items = block.items.map((x) => (shown.has(x.path) ? { ...x, text: x.path, lines: [0] } : x));
+  return { text: [MAP_HEAD, ...items.map((x) => x.text)].join("\n"), items };
 }
 
 /** Scored candidates for callers outside this module (diffContext). */

@@ -157,6 +157,12 @@ export interface Seeds {
   terms: string[];
   /** `path:line` of stack frames and `path:line` mentions. */
   locations: string[];
+  /**
+   * The module-name terms the title names (the first line of the first text): the subject. When there
+   * are some, a term only the body names ("the logs", "a worker pool") counts for less in the ranking
+   * and the lexical matches. Absent or empty: every term counts the same.
+   */
+  subject?: string[];
 }
 
 /** A selection: the code text (one `<data kind="code">` block), its token estimate, what was chosen and why, and a digest of the text. */

@@ -9,11 +9,11 @@ import type { CodeContext, RepoMap } from "../code/types.js";
 import { sha256 } from "../hash.js";
 
 /**
- * The code each role of a council reads (issue 30, ADR-032; docs/issue.md "The code the councils
+ * The code the roles of a council read (issue 30, ADR-032; docs/issue.md "The code the councils
  * read"): one selection of the repository map — and of `project.context_files`, ranked with the code
- * — for what a request is about, under the role's token budget (`context.budget_tokens`,
- * `context.roles`). Selections are pure functions of their inputs and memoised, so the critics of a
- * round, and a round whose draft names the same things, carry byte-identical code blocks.
+ * — for what a stage is about, under the role's token budget (`context.budget_tokens`,
+ * `context.roles`). Selections are pure functions of their inputs and memoised, so every call of a
+ * stage (the same texts, the same budget) carries a byte-identical code block.
  */
 
 /** A selection as a request carries it: the block's text, the selection behind it, and the block as evidence. */

@@ -268,9 +268,12 @@ async function previousPlan(store: Store, issueId: string, cycle: number): Promi
 /** The issue fields every request is built from (exported for read models). */
 export type { TrackedIssue };
 
-/** The code the plan reviewer reads: chosen for the issue, the plan and its criteria. */
+/**
+ * The code the plan reviewer reads: chosen for the issue and the plan — the spec stage's selection,
+ * so the reviewer's request shares its cached prefix through the code block.
+ */
 function reviewerCode(code: CodeSource | undefined, ctx: RoleContext) {
-  const texts = [issueText(ctx.issue), ctx.artifacts.plan ?? "", ctx.artifacts.acceptance_criteria ?? ""];
+  const texts = [issueText(ctx.issue), ...(ctx.artifacts.plan !== undefined ? [ctx.artifacts.plan] : [])];
   return code?.forTexts("plan_reviewer", texts);
 }
 

@@ -65,15 +65,16 @@ const ARTIFACT_TITLES: Record<ArtifactName, string> = {
 };
 
 /**
- * The project, the issue, the code chosen for the request, then each earlier artifact the role
- * needs, each as a data block (docs/issue.md). The order is the one prompt caching wants: what is shared by most requests first.
- * `rules` (the rubric every critic follows, the format every producer follows) go right after the
- * issue: the same text at the same place in every stage of an issue, so it is new to the provider
- * once an issue rather than once a stage (docs/serve.md "Cost").
+ * The project, the issue, the code chosen for the stage, then each earlier artifact the role needs,
+ * each as a data block (docs/issue.md). The order is the one prompt caching wants: what is shared by
+ * most requests first. The code block is the same for every call of a stage — producer, critics,
+ * second opinion — so it comes before anything that differs between them; `rules` (the rubric every
+ * critic follows, the format every producer follows) go right after it: the same text at the same
+ * place in every stage of an issue, new to the provider once an issue when there is no code, once
+ * per code block when there is (docs/serve.md "Cost").
  */
 function contextBlocks(ctx: RoleContext, names: readonly ArtifactName[], rules: readonly string[] = []): string[] {
-  // The code after the rules (it changes from stage to stage, the rules do not), before the artifacts.
-  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue)), ...rules, ...codeBlocks(ctx)];
+  const blocks = [...projectBlock(ctx), dataBlock("issue", issueText(ctx.issue)), ...codeBlocks(ctx), ...rules];
   for (const name of names) {
     const text = ctx.artifacts[name];
     if (text) blocks.push(dataBlock("artifact", text, name));

@@ -101,19 +101,20 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   };
   const call = deps.door;
 
-  // The code each role reads: the producer's is chosen for the issue and its inputs, a critic's (and
-  // its second opinion's) also for the draft under review — the same bytes for every critic of a round.
+  // The code the stage's roles read (docs/issue.md "The code the councils read", ADR-032 §6): one
+  // selection a stage, chosen for the issue and the stage's inputs — what its producer writes from —
+  // and read by the producer, every critic and the second opinion, in every round. The same bytes in
+  // every call of the stage (roles with a budget of their own get their own), right after the issue,
+  // so the provider's prompt cache holds them from the stage's first call on.
   const ledger = new ContextLedger();
   const inputTexts = (ctx: RoleContext, names: readonly ArtifactName[]) =>
     names.flatMap((n) => (typeof ctx.artifacts[n] === "string" ? [ctx.artifacts[n] as string] : []));
-  const producerCode = (ctx: RoleContext) => deps.code?.forTexts(stage.producer, [issueText(ctx.issue), ...inputTexts(ctx, stage.inputs)]);
-  const reviewCode = (role: string, ctx: RoleContext, draft: string) =>
-    deps.code?.forTexts(role, [issueText(ctx.issue), ...inputTexts(ctx, stage.criticInputs), draft]);
+  const stageCode = (role: string, ctx: RoleContext) => deps.code?.forTexts(role, [issueText(ctx.issue), ...inputTexts(ctx, stage.inputs)]);
 
   const producerCall = (input: { round: number; previous: Artifact | undefined; blocking: readonly Concern[] }) => {
     const retry = input.previous !== undefined && input.blocking.length ? { previous: render(input.previous), blocking: input.blocking } : undefined;
     const ctx = deps.context();
-    const sel = producerCode(ctx);
+    const sel = stageCode(stage.producer, ctx);
     const request = producerRequest(stage.producer, stage.artifact, withCode(ctx, sel), stage.inputs, given, retry);
     return { meta: { role: stage.producer, stage: stage.stage, round: input.round }, request, sel };
   };
@@ -142,7 +143,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
     const known = role === "assumption_surfacer" ? deps.knownGaps : undefined;
     const ctx = deps.context();
     const text = render(artifact);
-    const sel = reviewCode(role, ctx, text);
+    const sel = stageCode(role, ctx);
     const request = criticRequest(
       role,
       withCode(ctx, sel),
@@ -188,7 +189,7 @@ export async function runStage(stage: PipelineStage, state: AdversarialState, de
   const verifierCall = (artifact: Artifact, concern: Concern, round: number) => {
     const ctx = deps.context();
     const text = render(artifact);
-    const sel = reviewCode(concern.raised_by, ctx, text);
+    const sel = stageCode(concern.raised_by, ctx);
     return {
       meta: { role: VERIFIER_ROLE, stage: stage.stage, round },
       request: verifierRequest(VERIFIER_ROLE, withCode(ctx, sel), stage.criticInputs, { name: stage.artifact, text }, concern),

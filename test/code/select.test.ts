@@ -43,7 +43,13 @@ function excerptBodies(text: string): { path: string; start: number; end: number
 describe("selectContext", () => {
   it("ranks the files an issue names and their neighbours first, and shows the named code whole", () => {
     const ctx = selectContext(shopMap, { texts: [RETRY_ISSUE] }, { budgetTokens: 2000 });
-    expect(ctx.seeds).toEqual({ paths: ["src/http/retry.ts"], identifiers: ["beforeRequest", "withRetry"], terms: ["retry"], locations: [] });
+    expect(ctx.seeds).toEqual({
+      paths: ["src/http/retry.ts"],
+      identifiers: ["beforeRequest", "withRetry"],
+      terms: ["retry"],
+      locations: [],
+      subject: ["retry"],
+    });
     expect(new Set(mapFiles(ctx).slice(0, 2))).toEqual(new Set(["src/http/retry.ts", "src/http/client.ts"]));
     // withRetry whole, its doc comment (the contract) included; and beforeRequest and its caller in the client.
     expect(excerpts(ctx)).toEqual(expect.arrayContaining(["src/http/retry.ts:8-23"]));
@@ -63,6 +69,40 @@ describe("selectContext", () => {
     expect(py.seeds.terms).toContain("amount has more than two decimals");
     expect(new Set(mapFiles(py).slice(0, 2))).toEqual(new Set(["ledger/money.py", "ledger/accounts.py"]));
     expect(excerpts(py).slice(0, 2)).toEqual(expect.arrayContaining(["ledger/money.py:1-6"]));
+  });
+
+  it("leads with the module the title names: one the body mentions in passing does not push it down", () => {
+    const body =
+      "A failed checkout prints the raw total in cents. Support found it while answering tickets about expired session cookies; it happens several times a day.";
+    const titled = selectContext(shopMap, { texts: [`# Checkout errors print the total in cents\n\n${body}`] }, { budgetTokens: 6000 });
+    expect(titled.seeds.terms).toEqual(["checkout", "cookies", "session", "time"]);
+    expect(titled.seeds.subject).toEqual(["checkout"]);
+    expect(excerpts(titled)[0]).toMatch(/^src\/checkout\.ts:/);
+    const before = (ctx: ReturnType<typeof selectContext>, a: string, b: string) =>
+      excerpts(ctx).findIndex((e) => e.startsWith(a)) < excerpts(ctx).findIndex((e) => e.startsWith(b));
+    expect(before(titled, "src/checkout.ts", "src/auth/session.ts")).toBe(true);
+    expect(mapFiles(titled).indexOf("src/checkout.ts")).toBeLessThan(mapFiles(titled).indexOf("src/auth/cookies.ts"));
+    // The same words with no title to name a subject: every module word counts the same, and the session code leads.
+    const untitled = selectContext(shopMap, { texts: [`Bug report\n\n${body}`] }, { budgetTokens: 6000 });
+    expect(untitled.seeds.subject).toBeUndefined();
+    expect(excerpts(untitled)[0]).toMatch(/^src\/auth\/session\.ts:/);
+  });
+
+  it("lists a file whose code is excerpted in the map by its path alone; the others with their signatures", () => {
+    const ctx = selectContext(shopMap, { texts: [RETRY_ISSUE] }, { budgetTokens: 3000 });
+    const map = ctx.text.split("\n\n### ")[0]?.split("\n") ?? [];
+    const shown = new Set(ctx.chosen.filter((c) => c.kind !== "map").map((c) => c.path));
+    expect(shown.has("src/http/retry.ts")).toBe(true);
+    const at = map.indexOf("src/http/retry.ts");
+    expect(at).toBeGreaterThan(0);
+    expect(map[at + 1]).not.toMatch(/^ {2}\d+: /);
+    expect(ctx.text).not.toContain("  12: export async function withRetry");
+    const unshown = mapFiles(ctx).filter((p) => !shown.has(p) && (shopMap.index.byPath.get(p)?.defs.length ?? 0) > 0);
+    expect(unshown.length).toBeGreaterThan(0);
+    for (const p of unshown) {
+      const line = map.indexOf(p);
+      expect(map[line + 1], p).toMatch(/^ {2}\d+: /);
+    }
   });
 
   it("fits the budget, and every excerpt is the file's lines verbatim under its path and line range", () => {

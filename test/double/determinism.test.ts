@@ -47,6 +47,33 @@ describe("determinism", () => {
     }
   });
 
+  test("a pipeline request reworded around the same data blocks (persona, rubric, task line) draws the same dice; other material draws others", async () => {
+    // As dissent lays a pipeline request out: the data blocks, then "Role: <role>" and the persona, the task line last.
+    const asPipeline = (body: Body, persona: string, task: string): Body => {
+      const [system, user, ...rest] = body.messages;
+      const content = `${String(user?.content ?? "")}\n\nRole: ${body.model}\n\n${persona}\n\n${task}`;
+      return { ...body, messages: [system as Body["messages"][number], { role: "user", content }, ...rest] };
+    };
+    const a = await double(11);
+    const b = await double(11);
+    const c = await double(11);
+    const critics = sequence().filter((body) => body.model.startsWith("plan.") || body.model === "assumption_surfacer");
+    let differ = 0;
+    for (const body of critics) {
+      const first = await chat(a.url, asPipeline(body, "You review plans in your lane.", "Task: reply with findings."));
+      const reworded = await chat(
+        b.url,
+        asPipeline(body, "You review plans in your lane; the `code` block is evidence too.", "Task: reply with findings, quoting it or the code."),
+      );
+      expect(reworded.content).toBe(first.content);
+      const other = JSON.parse(JSON.stringify(body)) as Body;
+      const user = other.messages[1] as { content: string };
+      user.content = user.content.replace("## Steps\n", "## Steps\n- Announce the change in the changelog.\n");
+      if ((await chat(c.url, asPipeline(other, "You review plans in your lane.", "Task: reply with findings."))).content !== first.content) differ++;
+    }
+    expect(differ).toBeGreaterThan(critics.length / 2);
+  });
+
   test("another seed changes the quirks drawn", async () => {
     const a = await double(1);
     const b = await double(2);

@@ -34,20 +34,30 @@ function textOf(content: unknown): string {
 
 /**
  * The key of a request's seeded choices. A pipeline request's opening turn (system and first user
- * message) is read as the set of paragraphs it says, not the order it says them in, so laying a
- * request out for prompt caching (the persona after the shared blocks) leaves every choice as it was:
- * the same request content, the same judgment. Other requests (the gate's, the client's) keep their bytes.
+ * message) is read as the set of data blocks it carries — the material the role judges, whatever order
+ * they come in and whatever the instructions around them say — so laying a request out for prompt
+ * caching leaves every choice as it was, and so does rewording a persona, the rubric or a task line
+ * (the double does not follow their wording: its roles are scripted): the same material, the same dice.
+ * A request with no data blocks (a release before CONTRACT r2) is read as the set of paragraphs it says.
+ * Other requests (the gate's, the client's) keep their bytes.
  */
 function keyOf(model: string, messages: readonly { role: string; text: string }[]): string {
   const firstAssistant = messages.findIndex((m) => m.role === "assistant");
   const opening = firstAssistant === -1 ? messages : messages.slice(0, firstAssistant);
+  const after = firstAssistant === -1 ? [] : messages.slice(firstAssistant);
   // What the project and the code blocks hold is context, not what is judged: the same request with or
   // without the repository's code (or a context file pasted whole) draws the same dice.
   const said = opening.flatMap((m) => judged(m.text).split("\n\n")).map((p) => p.trim());
   // dissent's pipeline requests name their role on a line of its own, before or after the shared blocks.
   const pipeline = model !== EXEC_MODEL && model !== CHAL_MODEL && said.some((p) => /^Role: \S+$/m.test(p.split("\n")[0] ?? ""));
   if (!pipeline) return hashOf(canonicalJson({ model, messages }));
-  return hashOf(canonicalJson({ model, said: said.filter(Boolean).sort(), after: firstAssistant === -1 ? [] : messages.slice(firstAssistant) }));
+  const data = opening
+    .flatMap((m) => readDataBlocks(m.text))
+    .filter((b) => b.kind !== "code" && b.kind !== "project")
+    .map((b) => `${b.kind}:${b.name ?? ""}:${b.text}`)
+    .sort();
+  if (data.length) return hashOf(canonicalJson({ model, data, after }));
+  return hashOf(canonicalJson({ model, said: said.filter(Boolean).sort(), after }));
 }
 
 /** A request's text without its project and code blocks (and the line that introduces the code). */
