@@ -89,6 +89,22 @@ function statsOf(diff: string): DiffArtifact["stats"] {
   return { files, insertions, deletions };
 }
 
+/**
+ * The ids the pull request's earlier reviews gave their findings (by phase, critic and fingerprint),
+ * and the highest number among them: ids are numbered over the pull request's life, as an issue's are.
+ */
+async function earlierIds(store: Store, subject: string): Promise<{ byFinding: Map<string, string>; seq: number }> {
+  const byFinding = new Map<string, string>();
+  let seq = 0;
+  for (const e of await store.events({ issueId: subject, types: ["ConcernBlocked", "ConcernForwarded"] })) {
+    if (e.type !== "ConcernBlocked" && e.type !== "ConcernForwarded") continue;
+    const c = e.concern;
+    byFinding.set(`${c.phase}\u0000${c.raised_by}\u0000${c.fingerprint}`, c.id);
+    seq = Math.max(seq, Number(/-(\d+)$/.exec(c.id)?.[1] ?? 0));
+  }
+  return { byFinding, seq };
+}
+
 /** No process of dissent's ran for a pull request's diff: the artifact's agent record says so. */
 const NO_RUN = { exit_code: 0, signal: null, timed_out: false, duration_ms: 0, output_tail: "", output_bytes: 0 };
 
@@ -190,7 +206,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
         { title: `reviewing ${label}…`, summary: `dissent's review of pull request #${number} at ${label} is running.` },
         detailsUrl,
       );
-      let seq = 0;
+      const ids = await earlierIds(d.store, subject);
       let report: { r: RoundReport<DiffArtifact>; verdicts: readonly CriterionCheck[] } | undefined;
       const context = (): RoleContext => ({ issue: contract.issue, artifacts: contract.artifacts, ...(project ? { project } : {}) });
       let review: Awaited<ReturnType<typeof reviewImplementation>>;
@@ -207,7 +223,13 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
           ...(code ? { code } : {}),
           criteria: contract.criteria,
           tracked: contract.tracked,
-          concernId: (_fp, phase, role) => concernIdOf(phase, role, ++seq),
+          // The same finding keeps its id over the pull request's heads; a new one never takes an earlier one's (its comment would be "still raised").
+          concernId: (fp, phase, role) => {
+            const key = `${phase}\u0000${role}\u0000${fp}`;
+            let id = ids.byFinding.get(key);
+            if (!id) ids.byFinding.set(key, (id = concernIdOf(phase, role, ++ids.seq)));
+            return id;
+          },
           attempt: async () => artifact,
           maxRounds: 1,
           now: d.now ?? (() => new Date().toISOString()),

@@ -19,7 +19,7 @@ interface PrReviewJson {
   head: string;
   status: string;
   contract: { kind: string; issue?: string };
-  findings: { id: string; severity: string; blocking: boolean; critic: string; evidence: string }[];
+  findings: { id: string; fingerprint: string; severity: string; blocking: boolean; critic: string; evidence: string }[];
   acceptance: { criterion: string; verdict: string }[];
   review: { id: number; event: string; inline: number; in_body: number; resolved: number } | null;
   check: string | null;
@@ -114,6 +114,9 @@ describe("dissent pr review", () => {
     expect(second.head).toBe(fixed);
     expect(second.findings.filter((f) => f.blocking)).toEqual([]);
     expect(["passed", "advice"]).toContain(second.status);
+    // Ids are numbered over the pull request's life: a new finding of this head never takes the id of an earlier head's.
+    const earlier = new Map(first.findings.map((f) => [f.id, f.fingerprint]));
+    for (const f of second.findings) if (earlier.has(f.id)) expect(f.fingerprint).toBe(earlier.get(f.id));
     expect(second.review?.resolved).toBeGreaterThanOrEqual(1);
     const after = ours().find((c) => c.id === comment?.id);
     expect(markerOf(after?.body ?? "")?.[3]).toBe("resolved");
