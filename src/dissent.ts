@@ -102,6 +102,19 @@ export interface KnownGap {
 }
 
 /** The pipeline's wiring as a library: the CLI is a thin shell over this (docs/library.md). */
+/** How a command over an issue (or a pull request) runs: the cache, live progress, the lease, a signal of its own. */
+export interface RunOptions<P> {
+  /** How the reply cache is used. Default `use`. */
+  cache?: CacheMode;
+  onProgress?: (p: P) => void;
+  /** Who holds the subject's lease while the command runs (default: this process, a new id per run); a factory worker passes its own. */
+  holder?: LeaseHolder;
+  /** The lease's time to live and renewal period (default 60 s and 10 s, docs/issue.md). */
+  lease?: { ttlMs?: number; renewMs?: number };
+  /** Aborts this run only, as Ctrl-C does (labels cleared, lease released, resumable from the cache). */
+  signal?: AbortSignal;
+}
+
 export interface Dissent {
   /** The validated config, with its source (a file, an object, or the built-in defaults). */
   readonly config: Config;
@@ -130,19 +143,10 @@ export interface Dissent {
   /** `dissent issue plan`: the ComplexityGate, then (load-bearing) the four adversarial stages and the plan reviewer (docs/issue.md). */
   planIssue(
     id: string,
-    opts?: {
-      /** How the reply cache is used. Default `use`. */
-      cache?: CacheMode;
-      /** Live progress: the gate, each stage's rounds, each finished stage, the review. */
-      onProgress?: (p: PipelineProgress) => void;
-      /** Who holds the issue's lease while it is planned (default: this process, a new id per run); a factory worker passes its own. */
-      holder?: LeaseHolder;
-      /** The lease's time to live and renewal period (default 60 s and 10 s, docs/issue.md). */
-      lease?: { ttlMs?: number; renewMs?: number };
+    /** Live progress: the gate, each stage's rounds, each finished stage, the review. */
+    opts?: RunOptions<PipelineProgress> & {
       /** Plan an issue whose plan is already `ready` again (`--replan`); without it that is a UsageError (docs/issue.md). */
       replan?: boolean;
-      /** Aborts this plan only, as Ctrl-C does (labels cleared, lease released, resumable from the cache). */
-      signal?: AbortSignal;
     },
   ): Promise<PlanResult>;
   /**
@@ -151,16 +155,8 @@ export interface Dissent {
    */
   implementIssue(
     id: string,
-    opts?: {
-      /** How the reply cache is used. Default `use`. */
-      cache?: CacheMode;
-      /** Live progress: the worktree, each attempt, the review's rounds. */
-      onProgress?: (p: ImplementProgress) => void;
-      /** Who holds the issue's lease while it is implemented (default: this process). */
-      holder?: LeaseHolder;
-      /** The lease's time to live and renewal period. */
-      lease?: { ttlMs?: number; renewMs?: number };
-    },
+    /** Live progress: the worktree, each attempt, the review's rounds. */
+    opts?: Omit<RunOptions<ImplementProgress>, "signal">,
   ): Promise<ImplementResult>;
   /**
    * `dissent pr review N` (docs/github-action.md "Reviewing any pull request"): reviews a pull request
@@ -169,13 +165,8 @@ export interface Dissent {
    */
   reviewPullRequest(
     number: number,
-    opts?: {
-      cache?: CacheMode;
-      onProgress?: (p: RoundProgress) => void;
-      holder?: LeaseHolder;
-      lease?: { ttlMs?: number; renewMs?: number };
-      signal?: AbortSignal;
-    },
+    /** Live progress: the review's steps. */
+    opts?: RunOptions<RoundProgress>,
   ): Promise<PrReviewResult>;
   /** `dissent issue merged`: carry unresolved concerns into ShippedWithKnownGap and the wiki. */
   merge(id: string, pr: number): Promise<MergeResult>;

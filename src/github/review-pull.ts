@@ -7,43 +7,27 @@ import { messageOf, UsageError } from "../errors.js";
 import type { CriterionCheck } from "../implement/acceptance.js";
 import { REVIEW_DIFF_CHARS, testLine, type DiffArtifact } from "../implement/artifact.js";
 import { reviewImplementation } from "../implement/review-stage.js";
-import type { CallContext } from "../models/types.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
-import type { CodeSource } from "../pipeline/code-context.js";
-import { runIssue } from "../pipeline/issue-run.js";
+import { runIssue, type RunDeps } from "../pipeline/issue-run.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
-import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import { countSecrets } from "../redact.js";
-import type { LeaseHolder, Store } from "../store/port.js";
+import type { Store } from "../store/port.js";
 import { isGithubTracker } from "../trackers/github.js";
-import type { Tracker, TrackedIssue } from "../trackers/port.js";
+import type { TrackedIssue } from "../trackers/port.js";
 import { CheckWriter, checkText, conclusionOf, type CheckConclusion } from "./check-run.js";
 import { findingsOfRound, type ReviewFinding } from "./findings.js";
 import { isRefused, type PullRef } from "./pr-port.js";
 import { postRoundReview } from "./pr-review.js";
 
-/** What `dissent pr review` needs: the ports, the call door's configuration, the review settings and the ceilings. */
-export interface PrReviewDeps {
-  store: Store;
-  tracker: Tracker;
-  calls: CallContext;
+/** What `dissent pr review` needs: the kernel's (RunDeps), the review settings and the secrets to redact. */
+export interface PrReviewDeps extends RunDeps {
   review: ReviewSettings;
   /** `serve.public_url`: the check links to the dashboard. */
   dashboardUrl: string | null;
   redact: (text: string) => string;
   /** The values dissent holds as secrets: redacted from the diff before any critic reads it. */
   secrets?: readonly string[];
-  maxCalls: number;
-  maxUsd?: number | null;
-  project?: () => Promise<string | undefined>;
-  /** The code around the diff: the map of `project.repo` (or the default branch through the API). */
-  code?: () => Promise<CodeSource | undefined>;
-  warn?: (message: string) => void;
-  now?: () => string;
-  holder?: LeaseHolder;
-  lease?: { ttlMs?: number; renewMs?: number };
   onProgress?: (p: RoundProgress) => void;
-  onVote?: (v: CriticVoteReport) => void;
 }
 
 /** `dissent pr review --json` (docs/github-action.md "Reviewing any pull request"). */

@@ -1,18 +1,14 @@
-import type { CodeSource } from "../pipeline/code-context.js";
 import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
 import type { ImplementConfig, ReviewSettings } from "../contracts/config.js";
 import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, UsageError } from "../errors.js";
-import type { CallContext } from "../models/types.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
 import { PlanningCycle } from "../pipeline/cycle.js";
-import { runIssue, type LabelSession } from "../pipeline/issue-run.js";
+import { runIssue, type LabelSession, type RunDeps } from "../pipeline/issue-run.js";
 import { carryEvents } from "../pipeline/resolutions.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
-import type { CriticVoteReport } from "../pipeline/stage-runner.js";
-import type { LeaseHolder, Store } from "../store/port.js";
-import type { Tracker } from "../trackers/port.js";
+import type { Store } from "../store/port.js";
 import type { CriterionCheck } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
@@ -37,11 +33,8 @@ export type ImplementProgress =
   | { kind: "review"; progress: RoundProgress }
   | { kind: "publishing" };
 
-/** What `implementIssue` needs: the ports, the call door's configuration, the settings and dissent's environment. */
-export interface ImplementDeps {
-  store: Store;
-  tracker: Tracker;
-  calls: CallContext;
+/** What `implementIssue` needs: the kernel's (RunDeps: ports, call door, ceilings, project, code, lease), the settings and dissent's environment. */
+export interface ImplementDeps extends RunDeps {
   settings: ImplementConfig;
   /** The store's home: worktrees and task files live under it. */
   home: string;
@@ -50,17 +43,7 @@ export interface ImplementDeps {
   redact: (text: string) => string;
   /** The values dissent holds as secrets (Config.secrets): redacted from every diff, and a diff holding one is flagged. */
   secrets?: readonly string[];
-  maxCalls: number;
-  maxUsd?: number | null;
-  project?: () => Promise<string | undefined>;
-  /** The code the review reads around the diff (docs/implement.md "What the review reads"). */
-  code?: () => Promise<CodeSource | undefined>;
-  warn?: (message: string) => void;
-  now?: () => string;
-  holder?: LeaseHolder;
-  lease?: { ttlMs?: number; renewMs?: number };
   onProgress?: (p: ImplementProgress) => void;
-  onVote?: (v: CriticVoteReport) => void;
   /** On GitHub with `open_pr`: the review settings and the dashboard's address (docs/adr/037); defaults when unset. */
   pullRequest?: { review: ReviewSettings; dashboardUrl: string | null };
 }

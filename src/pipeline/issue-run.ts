@@ -11,7 +11,8 @@ import type { LeaseHolder, PlanRow, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
 import { holdLease, processHolder } from "./lease.js";
 import { Meter } from "./meter.js";
-import type { CostOf } from "./stage-runner.js";
+import type { CodeSource } from "./code-context.js";
+import type { CostOf, CriticVoteReport } from "./stage-runner.js";
 
 /**
  * How one run of a command over an issue is set up (ADR-038): `issue plan`, `issue implement` and
@@ -52,6 +53,27 @@ export interface IssueRunConfig<F = undefined> {
    * person). `first` is undefined when the run failed before it had returned.
    */
   onError?: (e: unknown, run: { first: F | undefined; labels?: LabelSession }) => Promise<void>;
+}
+
+/**
+ * What every command run on the kernel is given by the wiring (src/dissent.ts issueDeps): the ports,
+ * the call door's configuration, the subject's ceilings, the project's text and code, the lease.
+ * `issue implement` and `pr review` add their own settings to it.
+ */
+export interface RunDeps {
+  store: Store;
+  tracker: Tracker;
+  calls: CallContext;
+  maxCalls: number;
+  maxUsd?: number | null;
+  project?: () => Promise<string | undefined>;
+  /** The code the councils read (docs/issue.md "The code the councils read"). */
+  code?: () => Promise<CodeSource | undefined>;
+  warn?: (message: string) => void;
+  now?: () => string;
+  holder?: LeaseHolder;
+  lease?: { ttlMs?: number; renewMs?: number };
+  onVote?: (v: CriticVoteReport) => void;
 }
 
 /** What the body of a run is given: set up, metered and bounded; the kernel undoes it on every exit. */
