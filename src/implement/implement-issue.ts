@@ -13,7 +13,7 @@ import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
 import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
-import type { CriterionCheck } from "./acceptance.js";
+import { settlementEvents, type CriterionCheck, type Settlement } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent, type ImplementLedger } from "./ledger.js";
@@ -91,12 +91,38 @@ export interface ImplementResult {
   attempts: AttemptSummary[];
   stage: StageRun;
   acceptance: CriterionCheck[];
+  /** What the review made of each concern the plan forwarded (docs/implement.md "Forwarded concerns"). */
+  forwarded_concerns: ForwardedSummary[];
   pending_concerns: Concern[];
   pull_request: { where: "github" | "store"; number: number | null; url: string | null; draft: boolean; updated: boolean };
   labels: string[];
   /** Network model calls this invocation made. */
   calls: number;
 }
+
+/** One forwarded concern as `issue implement --json` reports it: `addressed` ones are settled, the rest go on unresolved. */
+export interface ForwardedSummary {
+  id: string;
+  severity: Concern["severity"];
+  concern: string;
+  verdict: Settlement["verdict"];
+  evidence?: string;
+  reason?: string;
+  file?: string;
+  /** It was said `addressed` with a quote that is not in the diff: counted as `cannot_tell`. */
+  ungrounded?: true;
+}
+
+const forwardedSummary = (s: Settlement): ForwardedSummary => ({
+  id: s.concern.id,
+  severity: s.concern.severity,
+  concern: s.concern.concern,
+  verdict: s.verdict,
+  ...(s.evidence ? { evidence: s.evidence } : {}),
+  ...(s.reason ? { reason: s.reason } : {}),
+  ...(s.file ? { file: s.file } : {}),
+  ...(s.ungrounded ? { ungrounded: true as const } : {}),
+});
 
 const summary = (e: AttemptEvent): AttemptSummary => ({
   attempt: e.attempt,
@@ -291,7 +317,10 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           })
         : undefined;
     const byId = (a: Concern, b: Concern) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    const tracked = (await store.state(id)).pending_concerns.filter((c) => c.must_address_by === "implement").sort(byId);
+    // The concerns the plan forwarded to implementation — and those an earlier run carried to the pull
+    // request unsettled: this run's diff is reviewed against them again (docs/implement.md "Forwarded concerns").
+    const forwarded = (c: Concern) => c.must_address_by === "implement" || (c.must_address_by === "pull_request" && c.phase !== "implement");
+    const tracked = (await store.state(id)).pending_concerns.filter(forwarded).sort(byId);
 
     const attempts = new Map(ledger.recorded);
     let agentMs = ledger.agentMsEver;
@@ -406,8 +435,10 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
-    // Concerns due at implementation that the review did not settle go on to the pull request, with the review's own.
-    await cycle.commitEvents([...review.events, ...carryEvents(id, tracked, [], REVIEW_STAGE.mustAddressBy, "carried")]);
+    // review.acceptance settled the forwarded concerns the final diff addresses (quoting it); the rest go
+    // on to the pull request unresolved, with the review's own (docs/implement.md "Forwarded concerns").
+    const settled = settlementEvents(id, review.settled, now);
+    await cycle.commitEvents([...review.events, ...settled, ...carryEvents(id, tracked, settled, REVIEW_STAGE.mustAddressBy, "carried")]);
 
     deps.onProgress?.({ kind: "publishing" });
     const state = await store.state(id);
@@ -421,6 +452,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       plan,
       criteria,
       verdicts: review.verdicts,
+      forwarded: review.settled,
       last: result.artifact,
       attempts: attempts.size,
       stage: stageRun,
@@ -477,6 +509,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       attempts: [...attempts.values()].sort((a, b) => a.attempt - b.attempt).map(summary),
       stage: stageRun,
       acceptance: review.verdicts,
+      forwarded_concerns: review.settled.map(forwardedSummary),
       pending_concerns: pending,
       pull_request: pr,
       labels: labels.labels,
