@@ -423,7 +423,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       ...(deps.warn ? { warn: deps.warn } : {}),
       onProgress: (progress) => deps.onProgress?.({ kind: "review", progress }),
       ...(deps.onVote ? { onVote: deps.onVote } : {}),
-      ...(live ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => live?.round(r, verdicts) } : {}),
+      ...(live
+        ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[], settled: readonly Settlement[]) => live?.round(r, verdicts, settled) }
+        : {}),
     });
     await live?.settle();
     const { result } = review;

@@ -109,8 +109,8 @@ export interface ReviewDeps {
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
-  /** Told of each tallied round with review.acceptance's verdicts on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
-  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => void;
+  /** Told of each tallied round with review.acceptance's verdicts (and settlements) on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
+  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[], settled: readonly Settlement[]) => void;
 }
 
 /** The stage's result, the events to commit with it, and the acceptance verdicts on the final diff. */
@@ -312,7 +312,12 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
-      ...(deps.onRound ? { onRound: (r: RoundReport<DiffArtifact>) => deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? []) } : {}),
+      ...(deps.onRound
+        ? {
+            onRound: (r: RoundReport<DiffArtifact>) =>
+              deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? [], settledByAttempt.get(r.artifact.attempt) ?? []),
+          }
+        : {}),
     });
   } finally {
     await Promise.all(started);

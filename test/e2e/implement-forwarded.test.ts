@@ -107,6 +107,11 @@ describe("concerns the plan forwards to implementation are settled by the review
     expect(unresolved).toContain("forwarded, not addressed by the diff");
     expect(unresolved).not.toContain(`**${negatives?.id}**`);
 
+    // The attempt's check and its review on the pull request say the same.
+    const said = `Forwarded concerns: ${negatives?.id} addressed in the diff, ${nonNumbers?.id} not addressed.`;
+    expect(gh.checkRuns.find((c) => c.name === "dissent")?.output.summary).toContain(said);
+    expect(gh.reviews.find((r) => r.pull === number)?.body).toContain(said);
+
     // Merged on GitHub; the factory records the merge: only the ignored concern ships as a known gap.
     const merge = await fetch(`${gh.url}/repos/${gh.owner}/${gh.repo}/pulls/${number}/merge`, {
       method: "PUT",
