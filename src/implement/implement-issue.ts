@@ -1,7 +1,7 @@
 import type { CodeSource } from "../pipeline/code-context.js";
 import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
 import type { ImplementConfig, ReviewSettings } from "../contracts/config.js";
-import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
+import { isClaim, toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, UsageError } from "../errors.js";
 import type { CallContext } from "../models/types.js";
@@ -13,7 +13,7 @@ import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
 import type { CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { LeaseHolder, Store } from "../store/port.js";
 import type { Tracker } from "../trackers/port.js";
-import { settlementEvents, type CriterionCheck, type Settlement } from "./acceptance.js";
+import { ACCEPTANCE_ROLE, settlementEvents, type CriterionCheck, type Settlement } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent, type ImplementLedger } from "./ledger.js";
@@ -202,6 +202,32 @@ async function outgoing(
 }
 
 /**
+ * The concerns the review settles (docs/implement.md "Forwarded concerns"), by id: those the plan
+ * forwarded to implementation; those an earlier run carried to the pull request unsettled; and those
+ * an earlier run's review settled — so a later run (or one resumed after its review was committed)
+ * asks the same of the same concerns, and a fix its diff no longer holds is unsettled again.
+ */
+async function forwardedConcerns(store: Store, issueId: string): Promise<Concern[]> {
+  const state = await store.state(issueId);
+  const fromPlan = (c: Concern) => c.must_address_by === "implement" || (c.must_address_by === "pull_request" && c.phase !== "implement");
+  const pending = new Set(state.pending_concerns.map((c) => c.id));
+  const settledBefore = new Set(
+    state.addressed_concerns.filter((r) => r.resolved_by === ACCEPTANCE_ROLE && !isClaim(r) && !pending.has(r.concern_id)).map((r) => r.concern_id),
+  );
+  const out = state.pending_concerns.filter(fromPlan);
+  if (settledBefore.size) {
+    // As they were last forwarded: the settlement changes nothing of a concern but whether it is pending.
+    const last = new Map<string, Concern>();
+    for (const e of await store.events({ issueId, types: ["ConcernForwarded"] })) if (e.type === "ConcernForwarded") last.set(e.concern.id, e.concern);
+    for (const id of settledBefore) {
+      const c = last.get(id);
+      if (c && fromPlan(c)) out.push(c);
+    }
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+/**
  * Before anything runs again (docs/implement.md#resuming): the process groups of attempts that never
  * ended — their dissent was killed — are stopped, if they are still alive in this pid space.
  */
@@ -317,10 +343,8 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           })
         : undefined;
     const byId = (a: Concern, b: Concern) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    // The concerns the plan forwarded to implementation — and those an earlier run carried to the pull
-    // request unsettled: this run's diff is reviewed against them again (docs/implement.md "Forwarded concerns").
-    const forwarded = (c: Concern) => c.must_address_by === "implement" || (c.must_address_by === "pull_request" && c.phase !== "implement");
-    const tracked = (await store.state(id)).pending_concerns.filter(forwarded).sort(byId);
+    const tracked = await forwardedConcerns(store, id);
+    const wasPending = new Set((await store.state(id)).pending_concerns.map((c) => c.id));
 
     const attempts = new Map(ledger.recorded);
     let agentMs = ledger.agentMsEver;
@@ -437,10 +461,23 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
-    // review.acceptance settled the forwarded concerns the final diff addresses (quoting it); the rest go
-    // on to the pull request unresolved, with the review's own (docs/implement.md "Forwarded concerns").
-    const settled = settlementEvents(id, review.settled, now);
-    await cycle.commitEvents([...review.events, ...settled, ...carryEvents(id, tracked, settled, REVIEW_STAGE.mustAddressBy, "carried")]);
+    // review.acceptance settled the forwarded concerns the final diff addresses (quoting it; one an
+    // earlier run settled is not resolved twice); the rest go on to the pull request unresolved — one
+    // settled before that this diff no longer addresses too — with the review's own (docs/implement.md "Forwarded concerns").
+    const addressed = new Set(review.settled.filter((s) => s.verdict === "addressed").map((s) => s.concern.id));
+    const settled = settlementEvents(
+      id,
+      review.settled.filter((s) => wasPending.has(s.concern.id)),
+      now,
+    );
+    const onward = carryEvents(
+      id,
+      tracked.filter((c) => !addressed.has(c.id)),
+      [],
+      REVIEW_STAGE.mustAddressBy,
+      "carried",
+    );
+    await cycle.commitEvents([...review.events, ...settled, ...onward]);
 
     deps.onProgress?.({ kind: "publishing" });
     const state = await store.state(id);

@@ -42,39 +42,55 @@ afterEach(async () => {
 
 const [NEGATIVES, NON_NUMBERS] = SUM_FORWARDED;
 
+/** The sum issue planned on GitHub with two HIGHs forwarded to implementation, and the CLI as a user runs it there. */
+async function forwardedOnGithub() {
+  // A criteria writer that ignores the judge: its two HIGHs oscillate and go on, through the plan's review, to implementation.
+  const w = await implementWorld({
+    mode: "good-and-negatives",
+    quirks: { ...frontier, producerIgnores: true },
+    defects: SUM_FORWARDED,
+    extra: "factory: { implement: true }",
+  });
+  open.push(w);
+  const { gh, env } = await plannedOnGithub(w);
+  open.push(gh);
+  const run = async (args: string[], mode?: string) => {
+    const r = await w.run(args, { env: { ...env, ...(mode ? { AGENT_MODE: mode } : {}) } });
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
+  };
+  const events = async () =>
+    (await run(["events", "--issue", "1", "--json"]))
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as EventJson);
+  const planned = JSON.parse(await run(["issue", "show", "1", "--json"])) as { status: string; pending_concerns: ConcernJson[] };
+  expect(planned.status).toBe("ready");
+  const forwarded = planned.pending_concerns.filter((c) => c.must_address_by === "implement");
+  const negatives = forwarded.find((c) => NEGATIVES?.wordings.includes(c.concern));
+  const nonNumbers = forwarded.find((c) => NON_NUMBERS?.wordings.includes(c.concern));
+  expect(negatives).toMatchObject({ severity: "HIGH", raised_by: "spec.judge" });
+  expect(nonNumbers).toMatchObject({ severity: "HIGH", raised_by: "spec.judge" });
+  const implement = async (mode?: string) => JSON.parse(await run(["issue", "implement", "1", "--json"], mode)) as ImplementJson;
+  /** The pull request's body, and its Forwarded and Unresolved sections. */
+  const body = (number: number) => {
+    const text = gh.pulls.get(number)?.body ?? "";
+    return {
+      text,
+      forwarded: text.slice(text.indexOf("\n## Forwarded concerns\n"), text.indexOf("\n## Tests\n")),
+      unresolved: text.slice(text.indexOf("\n## Unresolved concerns\n")),
+    };
+  };
+  return { w, gh, run, events, implement, body, negatives: negatives as ConcernJson, nonNumbers: nonNumbers as ConcernJson };
+}
+
+const byReview = (events: EventJson[]) => events.filter((e) => e.type === "ConcernAddressed" && e.resolution?.resolved_by === "review.acceptance");
+
 describe("concerns the plan forwards to implementation are settled by the review of the diff", () => {
   it("the one the diff addresses is settled with its quote and never reaches the wiki; the one it ignores stays unresolved in the pull request and becomes a known gap on merge", async () => {
-    // A criteria writer that ignores the judge: its two HIGHs oscillate and go on, through the plan's review, to implementation.
-    const w = await implementWorld({
-      mode: "good-and-negatives",
-      quirks: { ...frontier, producerIgnores: true },
-      defects: SUM_FORWARDED,
-      extra: "factory: { implement: true }",
-    });
-    open.push(w);
-    const { gh, env } = await plannedOnGithub(w);
-    open.push(gh);
-    const run = async (args: string[]) => {
-      const r = await w.run(args, { env });
-      expect(r.code, r.stderr).toBe(0);
-      return r.stdout;
-    };
-    const events = async () =>
-      (await run(["events", "--issue", "1", "--json"]))
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as EventJson);
-
-    const planned = JSON.parse(await run(["issue", "show", "1", "--json"])) as { status: string; pending_concerns: ConcernJson[] };
-    expect(planned.status).toBe("ready");
-    const forwarded = planned.pending_concerns.filter((c) => c.must_address_by === "implement");
-    const negatives = forwarded.find((c) => NEGATIVES?.wordings.includes(c.concern));
-    const nonNumbers = forwarded.find((c) => NON_NUMBERS?.wordings.includes(c.concern));
-    expect(negatives).toMatchObject({ severity: "HIGH", raised_by: "spec.judge" });
-    expect(nonNumbers).toMatchObject({ severity: "HIGH", raised_by: "spec.judge" });
-
-    const out = JSON.parse(await run(["issue", "implement", "1", "--json"])) as ImplementJson;
+    const { gh, run, events, implement, body: bodyOf, negatives, nonNumbers } = await forwardedOnGithub();
+    const out = await implement();
     expect(out.stage.outcome).toBe("converged");
     expect(out.status).toBe("review");
     // review.acceptance quoted the test line the agent added; the other it found not addressed.
@@ -87,7 +103,7 @@ describe("concerns the plan forwards to implementation are settled by the review
 
     // The settlement is on the record: resolved by review.acceptance, in a test, with its quote.
     const recorded = await events();
-    const resolved = recorded.filter((e) => e.type === "ConcernAddressed" && e.resolution?.resolved_by === "review.acceptance");
+    const resolved = byReview(recorded);
     expect(resolved.map((e) => e.resolution?.concern_id)).toEqual([negatives?.id]);
     expect(resolved[0]?.resolution).toMatchObject({ resolution_kind: "addressed-in-test" });
     expect(resolved[0]?.resolution?.note.toLowerCase()).toContain("assert.equal(sum(-2, -3), -5);");
@@ -95,14 +111,12 @@ describe("concerns the plan forwards to implementation are settled by the review
 
     // The pull request says which is which: one settled with the quote, one not addressed and unresolved.
     const number = out.pull_request.number ?? 0;
-    const body = gh.pulls.get(number)?.body ?? "";
-    const section = body.slice(body.indexOf("\n## Forwarded concerns\n"), body.indexOf("\n## Tests\n"));
+    const { forwarded: section, unresolved } = bodyOf(number);
     expect(section).toMatch(
       new RegExp(`- \\[x\\] \\*\\*${negatives?.id}\\*\\* HIGH \\(spec\\.judge\\): .*settled: addressed in the diff \\(\`test\\.js\`\\) — “`),
     );
     expect(section.toLowerCase()).toContain("assert.equal(sum(-2, -3), -5);");
     expect(section).toMatch(new RegExp(`- \\[ \\] \\*\\*${nonNumbers?.id}\\*\\* HIGH \\(spec\\.judge\\): .*\\*\\*not addressed\\*\\* by the diff`));
-    const unresolved = body.slice(body.indexOf("\n## Unresolved concerns\n"));
     expect(unresolved).toContain(`**${nonNumbers?.id}** HIGH`);
     expect(unresolved).toContain("forwarded, not addressed by the diff");
     expect(unresolved).not.toContain(`**${negatives?.id}**`);
@@ -131,5 +145,35 @@ describe("concerns the plan forwards to implementation are settled by the review
     const wiki = await run(["wiki", "show", entries[0] ?? ""]);
     expect(wiki).toContain(nonNumbers?.concern);
     expect(wiki).not.toContain(negatives?.concern);
+  });
+
+  it("a later run asks again: the same diff keeps the concern settled, resolved once; a diff that drops the fix leaves it unresolved again, a known gap on merge", async () => {
+    const { run, events, implement, body: bodyOf, negatives, nonNumbers } = await forwardedOnGithub();
+    const first = await implement();
+    expect(first.forwarded_concerns.map((f) => f.verdict)).toEqual(["addressed", "not_addressed"]);
+    const number = first.pull_request.number ?? 0;
+
+    // The same agent again: the pull request is updated in place and still says the concern is settled.
+    const second = await implement();
+    expect(second.pull_request.number).toBe(number);
+    expect(second.forwarded_concerns.map((f) => [f.id, f.verdict])).toEqual([
+      [negatives.id, "addressed"],
+      [nonNumbers.id, "not_addressed"],
+    ]);
+    expect(bodyOf(number).forwarded).toMatch(new RegExp(`- \\[x\\] \\*\\*${negatives.id}\\*\\*.*settled: addressed in the diff`));
+    expect(byReview(await events())).toHaveLength(1);
+
+    // An agent that takes the negatives test out: the concern is not addressed by this diff, and unresolved again.
+    const third = await implement("good-without-negatives");
+    expect(third.forwarded_concerns.find((f) => f.id === negatives.id)).toMatchObject({ verdict: "not_addressed" });
+    expect(third.pending_concerns.find((c) => c.id === negatives.id)).toMatchObject({ must_address_by: "pull_request" });
+    const { forwarded, unresolved } = bodyOf(number);
+    expect(forwarded).toMatch(new RegExp(`- \\[ \\] \\*\\*${negatives.id}\\*\\*.*\\*\\*not addressed\\*\\* by the diff`));
+    expect(unresolved).toContain(`**${negatives.id}** HIGH`);
+
+    await run(["issue", "merged", "1", "--pr", String(number)]);
+    const shipped = (await events()).filter((e) => e.type === "ShippedWithKnownGap");
+    expect(shipped[0]?.concerns?.map((c) => c.id).sort()).toEqual(expect.arrayContaining([negatives.id, nonNumbers.id]));
+    expect(shipped[0]?.wiki_entries).toHaveLength(2);
   });
 });
