@@ -46,6 +46,14 @@ function summaryLines(r: ImplementResult, kind: "local" | "network" | "model"): 
     `acceptance: ${counts.met} met, ${counts.not_met} not met, ${counts.cannot_tell} cannot tell`,
     `status: ${r.status}  ·  labels: ${r.labels.join(", ")}  ·  ${callsText(r.calls, kind)}`,
   ];
+  if (r.forwarded_concerns.length) {
+    const n = (v: string) => r.forwarded_concerns.filter((f) => f.verdict === v).length;
+    lines.splice(
+      3,
+      0,
+      `forwarded concerns: ${n("addressed")} settled by the diff, ${n("not_addressed")} not addressed, ${n("cannot_tell")} the review could not tell`,
+    );
+  }
   if (r.pending_concerns.length) {
     lines.push(`unresolved concerns (${r.pending_concerns.length}):`);
     for (const c of r.pending_concerns) lines.push(`  ${c.id}  ${terminalSafe(severityText(c)).padEnd(8)} ${terminalSafe(c.concern)}`);

@@ -1,6 +1,6 @@
 import type { RoundProgress, RoundReport } from "../adversarial/retry-loop.js";
 import type { ImplementConfig, ReviewSettings } from "../contracts/config.js";
-import { toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
+import { isClaim, toStageRun, type Concern, type StageRun } from "../contracts/concern.js";
 import type { NewEvent } from "../contracts/events.js";
 import { AgentEscaped, BudgetExceeded, UsageError } from "../errors.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
@@ -9,7 +9,7 @@ import { runIssue, type LabelSession, type RunDeps } from "../pipeline/issue-run
 import { carryEvents } from "../pipeline/resolutions.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
 import type { Store } from "../store/port.js";
-import type { CriterionCheck } from "./acceptance.js";
+import { ACCEPTANCE_ROLE, settlementEvents, type CriterionCheck, type Settlement } from "./acceptance.js";
 import type { DiffArtifact } from "./artifact.js";
 import { reviewedDiff, runAttempt } from "./attempt.js";
 import { readLedger, type AttemptEvent, type ImplementLedger } from "./ledger.js";
@@ -74,12 +74,38 @@ export interface ImplementResult {
   attempts: AttemptSummary[];
   stage: StageRun;
   acceptance: CriterionCheck[];
+  /** What the review made of each concern the plan forwarded (docs/implement.md "Forwarded concerns"). */
+  forwarded_concerns: ForwardedSummary[];
   pending_concerns: Concern[];
   pull_request: { where: "github" | "store"; number: number | null; url: string | null; draft: boolean; updated: boolean };
   labels: string[];
   /** Network model calls this invocation made. */
   calls: number;
 }
+
+/** One forwarded concern as `issue implement --json` reports it: `addressed` ones are settled, the rest go on unresolved. */
+export interface ForwardedSummary {
+  id: string;
+  severity: Concern["severity"];
+  concern: string;
+  verdict: Settlement["verdict"];
+  evidence?: string;
+  reason?: string;
+  file?: string;
+  /** It was said `addressed` with a quote that is not in the diff: counted as `cannot_tell`. */
+  ungrounded?: true;
+}
+
+const forwardedSummary = (s: Settlement): ForwardedSummary => ({
+  id: s.concern.id,
+  severity: s.concern.severity,
+  concern: s.concern.concern,
+  verdict: s.verdict,
+  ...(s.evidence ? { evidence: s.evidence } : {}),
+  ...(s.reason ? { reason: s.reason } : {}),
+  ...(s.file ? { file: s.file } : {}),
+  ...(s.ungrounded ? { ungrounded: true as const } : {}),
+});
 
 const summary = (e: AttemptEvent): AttemptSummary => ({
   attempt: e.attempt,
@@ -156,6 +182,32 @@ async function outgoing(
   if (!history.truncated && countSecrets(history.text, secrets) === 0) return { commit: reviewed };
   const why = history.truncated ? "its history is too long to check for secrets" : "an earlier commit held a secret dissent keeps";
   return { commit: await squashOnto(c, from, reviewed, `dissent: issue #${issueId}, reviewed (one commit: ${why})`), guard: "squashed" };
+}
+
+/**
+ * The concerns the review settles (docs/implement.md "Forwarded concerns"), by id: those the plan
+ * forwarded to implementation; those an earlier run carried to the pull request unsettled; and those
+ * an earlier run's review settled — so a later run (or one resumed after its review was committed)
+ * asks the same of the same concerns, and a fix its diff no longer holds is unsettled again.
+ */
+async function forwardedConcerns(store: Store, issueId: string): Promise<Concern[]> {
+  const state = await store.state(issueId);
+  const fromPlan = (c: Concern) => c.must_address_by === "implement" || (c.must_address_by === "pull_request" && c.phase !== "implement");
+  const pending = new Set(state.pending_concerns.map((c) => c.id));
+  const settledBefore = new Set(
+    state.addressed_concerns.filter((r) => r.resolved_by === ACCEPTANCE_ROLE && !isClaim(r) && !pending.has(r.concern_id)).map((r) => r.concern_id),
+  );
+  const out = state.pending_concerns.filter(fromPlan);
+  if (settledBefore.size) {
+    // As they were last forwarded: the settlement changes nothing of a concern but whether it is pending.
+    const last = new Map<string, Concern>();
+    for (const e of await store.events({ issueId, types: ["ConcernForwarded"] })) if (e.type === "ConcernForwarded") last.set(e.concern.id, e.concern);
+    for (const id of settledBefore) {
+      const c = last.get(id);
+      if (c && fromPlan(c)) out.push(c);
+    }
+  }
+  return out.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /**
@@ -274,7 +326,8 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
           })
         : undefined;
     const byId = (a: Concern, b: Concern) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-    const tracked = (await store.state(id)).pending_concerns.filter((c) => c.must_address_by === "implement").sort(byId);
+    const tracked = await forwardedConcerns(store, id);
+    const wasPending = new Set((await store.state(id)).pending_concerns.map((c) => c.id));
 
     const attempts = new Map(ledger.recorded);
     let agentMs = ledger.agentMsEver;
@@ -380,7 +433,9 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       ...(deps.warn ? { warn: deps.warn } : {}),
       onProgress: (progress) => deps.onProgress?.({ kind: "review", progress }),
       ...(deps.onVote ? { onVote: deps.onVote } : {}),
-      ...(live ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => live?.round(r, verdicts) } : {}),
+      ...(live
+        ? { onRound: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[], settled: readonly Settlement[]) => live?.round(r, verdicts, settled) }
+        : {}),
     });
     await live?.settle();
     const { result } = review;
@@ -392,8 +447,23 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
         { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
       );
     }
-    // Concerns due at implementation that the review did not settle go on to the pull request, with the review's own.
-    await cycle.commitEvents([...review.events, ...carryEvents(id, tracked, [], REVIEW_STAGE.mustAddressBy, "carried")]);
+    // review.acceptance settled the forwarded concerns the final diff addresses (quoting it; one an
+    // earlier run settled is not resolved twice); the rest go on to the pull request unresolved — one
+    // settled before that this diff no longer addresses too — with the review's own (docs/implement.md "Forwarded concerns").
+    const addressed = new Set(review.settled.filter((s) => s.verdict === "addressed").map((s) => s.concern.id));
+    const settled = settlementEvents(
+      id,
+      review.settled.filter((s) => wasPending.has(s.concern.id)),
+      now,
+    );
+    const onward = carryEvents(
+      id,
+      tracked.filter((c) => !addressed.has(c.id)),
+      [],
+      REVIEW_STAGE.mustAddressBy,
+      "carried",
+    );
+    await cycle.commitEvents([...review.events, ...settled, ...onward]);
 
     deps.onProgress?.({ kind: "publishing" });
     const state = await store.state(id);
@@ -407,6 +477,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       plan,
       criteria,
       verdicts: review.verdicts,
+      forwarded: review.settled,
       last: result.artifact,
       attempts: attempts.size,
       stage: stageRun,
@@ -463,6 +534,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
       attempts: [...attempts.values()].sort((a, b) => a.attempt - b.attempt).map(summary),
       stage: stageRun,
       acceptance: review.verdicts,
+      forwarded_concerns: review.settled.map(forwardedSummary),
       pending_concerns: pending,
       pull_request: pr,
       labels: labels.labels,

@@ -1,7 +1,7 @@
 import type { Concern, StageRun } from "../contracts/concern.js";
 import { severityText } from "../contracts/severity-text.js";
 import { cutAtWord, demoteHeadings, oneLine, quoteLine } from "../github/markdown.js";
-import type { CriterionCheck } from "./acceptance.js";
+import type { CriterionCheck, Settlement } from "./acceptance.js";
 import { testLine, type DiffArtifact } from "./artifact.js";
 import type { AttemptStory } from "./story.js";
 
@@ -23,6 +23,8 @@ export interface PrBodyInput {
   stage: StageRun;
   /** Every unresolved concern of the issue, with its id. */
   pending: readonly Concern[];
+  /** The concerns the plan forwarded to implementation, as the review settled them on the final diff (docs/implement.md "Forwarded concerns"). */
+  forwarded?: readonly Settlement[];
   /** Attempts whose diff held a secret dissent keeps, and what that did to the branch (docs/implement.md#safety). */
   secrets?: { attempts: readonly number[]; guard?: "withheld" | "squashed" };
   /** Every attempt of the issue's life: what blocked it and the attempt that fixed each (src/implement/story.ts). */
@@ -61,6 +63,23 @@ const outcomeText = (a: AttemptStory): string => {
   return `${what[a.outcome]}${tests}`;
 };
 
+/** What the review made of a forwarded concern, as the body says it. */
+function settlementText(s: Settlement): string {
+  if (s.verdict === "addressed") return `settled: addressed in the diff${s.file ? ` (\`${s.file.replace(/`/g, "")}\`)` : ""}${quoted(s.evidence)}`;
+  if (s.verdict === "not_addressed") return `**not addressed** by the diff${s.reason ? `: ${quoteLine(s.reason, 200)}` : ""}`;
+  return `the review could not tell${s.ungrounded ? " (it said addressed, but its quote is not in the diff)" : s.reason ? `: ${quoteLine(s.reason, 200)}` : ""}`;
+}
+
+/** Forwarded concerns: each settled (with the quote), not addressed, or one the review could not tell. */
+function forwardedLines(forwarded: readonly Settlement[]): string[] {
+  const lines = ["", "## Forwarded concerns", "", "Concerns the plan left for the implementation, each judged by the review on the final diff:", ""];
+  for (const s of forwarded) {
+    const c = s.concern;
+    lines.push(`- [${s.verdict === "addressed" ? "x" : " "}] **${c.id}** ${severityText(c)} (${c.raised_by}): ${oneLine(c.concern)} — ${settlementText(s)}`);
+  }
+  return lines;
+}
+
 /** The review's history: per attempt, what blocked it and which attempt fixed each blocker (docs/implement.md). */
 function storyLines(story: readonly AttemptStory[]): string[] {
   const lines = ["", "## Review history", ""];
@@ -97,6 +116,7 @@ export function renderPrBody(b: PrBodyInput): string {
     const said = v ? (v.verdict === "met" ? "met" : v.verdict === "not_met" ? "**not met**" : "cannot tell") : "not reviewed";
     lines.push(`- [${mark}] ${oneLine(c)} (${said}${quoted(v?.evidence)})`);
   }
+  if (b.forwarded?.length) lines.push(...forwardedLines(b.forwarded));
   if (b.secrets) {
     const n = b.secrets.attempts;
     lines.push("", "## Secrets", "");
@@ -123,7 +143,12 @@ export function renderPrBody(b: PrBodyInput): string {
   if (b.story?.length) lines.push(...storyLines(b.story));
   lines.push("", "## Unresolved concerns", "");
   if (!b.pending.length) lines.push("None.");
-  for (const c of b.pending) lines.push(`- **${c.id}** ${severityText(c)} (${c.raised_by}): ${oneLine(c.concern)}${quoted(c.evidence)}`);
+  const fate = new Map((b.forwarded ?? []).map((s) => [s.concern.id, s.verdict]));
+  for (const c of b.pending) {
+    const f = fate.get(c.id);
+    const said = f === "not_addressed" ? " — forwarded, not addressed by the diff" : f === "cannot_tell" ? " — forwarded, the review could not tell" : "";
+    lines.push(`- **${c.id}** ${severityText(c)} (${c.raised_by}): ${oneLine(c.concern)}${quoted(c.evidence)}${said}`);
+  }
   const s = b.stage;
   lines.push(
     "",

@@ -6,10 +6,16 @@ import { findingsOfRound, type ReviewFinding } from "../github/findings.js";
 import type { PullRequestPort } from "../github/pr-port.js";
 import { postRoundReview } from "../github/pr-review.js";
 import { countSecrets } from "../redact.js";
-import type { CriterionCheck } from "./acceptance.js";
+import type { CriterionCheck, Settlement } from "./acceptance.js";
 import { testLine, type DiffArtifact } from "./artifact.js";
 import { CHECKS_ROLE } from "./checks.js";
 import { headOf, historyOf, isAncestor, publishToCheckout, pushBranch, refOf, type AgentClone } from "./clone.js";
+
+/** The round's settlement of the plan's forwarded concerns, as one line of its check and review (docs/implement.md "Forwarded concerns"). */
+function settledLine(settled: readonly Settlement[]): string {
+  const said = { addressed: "addressed in the diff", not_addressed: "not addressed", cannot_tell: "the review could not tell" } as const;
+  return `Forwarded concerns: ${settled.map((s) => `${s.concern.id} ${said[s.verdict]}`).join(", ")}.`;
+}
 
 /** What the pull request's live review needs: GitHub, the issue's clone and where it is pushed, the review settings. */
 export interface LiveDeps {
@@ -128,10 +134,10 @@ export class LivePullRequest {
   }
 
   /** A round was tallied: its check concluded, its review posted (or held for the pull request). */
-  round(r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]): void {
+  round(r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[], settled: readonly Settlement[] = []): void {
     const a = r.artifact;
     const findings = findingsOfRound(r);
-    const notes = [testLine(a)];
+    const notes = [testLine(a), ...(settled.length ? [settledLine(settled)] : [])];
     const models = r.critics.filter((c) => c.role !== CHECKS_ROLE);
     const unreviewed = models.length > 0 && models.every((c) => c.failed !== undefined);
     void this.queue(`the review of attempt ${a.attempt}`, async () => {

@@ -15,14 +15,25 @@ import type { NewEvent } from "../contracts/events.js";
 import { ReplyFormatError } from "../errors.js";
 import type { CallBudget } from "../models/types.js";
 import { ContextLedger, type CodeSelection, type CodeSource } from "../pipeline/code-context.js";
-import { criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, withCode, type RoleContext } from "../pipeline/roles.js";
+import { concernBrief, criticRequest, issueText, parseFindings, parseVerdict, verifierRequest, withCode, type RoleContext } from "../pipeline/roles.js";
 import { verdictOf } from "../pipeline/stage-runner.js";
 import type { CallDoor } from "../models/call.js";
 import type { Meter } from "../pipeline/meter.js";
 import type { CostOf, CriticVoteReport } from "../pipeline/stage-runner.js";
 import type { ArtifactName } from "../pipeline/stages.js";
 import { REVIEW_CRITICS } from "./roles.js";
-import { ACCEPTANCE_ROLE, AcceptanceReply, acceptanceFindings, parseAcceptance, verdictsFor, type CriterionCheck } from "./acceptance.js";
+import {
+  ACCEPTANCE_ROLE,
+  AcceptanceReply,
+  acceptanceFindings,
+  parseAcceptance,
+  settle,
+  SettlementReply,
+  unsettled,
+  verdictsFor,
+  type CriterionCheck,
+  type Settlement,
+} from "./acceptance.js";
 import { diffCodec, type DiffArtifact } from "./artifact.js";
 import { attemptChecks, CHECKS_ROLE, skipEmpty } from "./checks.js";
 import { reviewWatch } from "./reviewed.js";
@@ -58,6 +69,19 @@ const acceptanceReply = () =>
     name: "acceptance_verdicts",
     jsonSchema: z.toJSONSchema(AcceptanceReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
   });
+let settlementSchema: { name: string; jsonSchema: Record<string, unknown> } | undefined;
+/** The reply's schema when the request carries tracked concerns: criteria and concerns (docs/implement.md "Forwarded concerns"). */
+const settlementReply = () =>
+  (settlementSchema ??= {
+    name: "acceptance_and_concern_verdicts",
+    jsonSchema: z.toJSONSchema(SettlementReply, { io: "input", unrepresentable: "any" }) as Record<string, unknown>,
+  });
+
+const CRITERIA_TASK =
+  'Task: for every acceptance criterion, in order, reply {"criteria": [{"criterion", "evidence", "verdict": "met" | "not_met" | "cannot_tell", "reason"}]}, evidence quoted from the change under review.';
+/** The task when the plan forwarded concerns to implementation: each settled on the diff, by its id. */
+const settlementTask = (criteria: boolean) =>
+  `Task: ${criteria ? "for every acceptance criterion, in order, and " : ""}for every concern of tracked_concerns, by its id, reply {"criteria": [${criteria ? '{"criterion", "evidence", "verdict": "met" | "not_met" | "cannot_tell", "reason"}' : ""}], "concerns": [{"id", "evidence", "verdict": "addressed" | "not_addressed" | "cannot_tell", "reason"}]}, evidence quoted from the change under review. A concern is "addressed" only when a line of the diff answers it: quote that line.`;
 
 /** What the review of one implement run needs from the driver. */
 export interface ReviewDeps {
@@ -73,7 +97,10 @@ export interface ReviewDeps {
   /** The code the review reads around the diff (docs/implement.md "What the review reads"); none: the diff alone. */
   code?: CodeSource;
   criteria: readonly string[];
-  /** Pending concerns due at implementation: critics see them as tracked. */
+  /**
+   * Pending concerns due at implementation: critics see them as tracked, and review.acceptance
+   * settles each on the diff (docs/implement.md "Forwarded concerns").
+   */
   tracked: readonly Concern[];
   concernId: (fingerprint: string, phase: string, role: string) => string;
   /** Runs (or replays, on resume) round `n`'s attempt given the last round's blocking concerns and artifact. */
@@ -84,8 +111,8 @@ export interface ReviewDeps {
   onVote?: (v: CriticVoteReport) => void;
   /** The most rounds (default: the loop's four). `pr review` votes once: a person's pull request is not revised by dissent. */
   maxRounds?: number;
-  /** Told of each tallied round with review.acceptance's verdicts on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
-  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[]) => void;
+  /** Told of each tallied round with review.acceptance's verdicts (and settlements) on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
+  onRound?: (r: RoundReport<DiffArtifact>, verdicts: readonly CriterionCheck[], settled: readonly Settlement[]) => void;
 }
 
 /** The stage's result, the events to commit with it, and the acceptance verdicts on the final diff. */
@@ -93,6 +120,8 @@ export interface ReviewOutcome {
   result: LoopResult<DiffArtifact>;
   events: NewEvent[];
   verdicts: CriterionCheck[];
+  /** What review.acceptance made of each tracked concern on the final diff, in the order of `tracked` (docs/implement.md "Forwarded concerns"). */
+  settled: Settlement[];
 }
 
 /**
@@ -181,7 +210,12 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   };
 
   // review.acceptance answers per criterion; its verdicts become findings (not_met HIGH) and the PR's checklist.
+  // Given tracked concerns, it also settles each on the diff: addressed (quoting it), not addressed, cannot tell.
   const verdictsByAttempt = new Map<number, CriterionCheck[]>();
+  const settledByAttempt = new Map<number, Settlement[]>();
+  const settles = deps.tracked.length > 0;
+  const hasWork = deps.criteria.length > 0 || settles;
+  const trackedJson = settles ? [JSON.stringify(deps.tracked.map(concernBrief))] : [];
   const acceptanceBuild = (a: DiffArtifact, round: number, sel = codeFor(ACCEPTANCE_ROLE, a)) => ({
     meta: { role: ACCEPTANCE_ROLE, stage: stage.stage, round },
     sel,
@@ -190,35 +224,34 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       context(sel),
       INPUTS,
       { name: "diff", text: renderDiffArtifact(a) },
-      {
-        reply: {
-          schema: acceptanceReply(),
-          task: 'Task: for every acceptance criterion, in order, reply {"criteria": [{"criterion", "evidence", "verdict": "met" | "not_met" | "cannot_tell", "reason"}]}, evidence quoted from the change under review.',
-        },
-      },
+      settles
+        ? { tracked: deps.tracked, reply: { schema: settlementReply(), task: settlementTask(deps.criteria.length > 0) } }
+        : { reply: { schema: acceptanceReply(), task: CRITERIA_TASK } },
     ),
   });
   const acceptance: Critic<DiffArtifact> = {
     role: ACCEPTANCE_ROLE,
     calls: async (a, review) => {
-      if (!deps.criteria.length) return 0;
+      if (!hasWork) return 0;
       const { meta, request } = acceptanceBuild(a, review.round);
       return deps.costOf(meta, request);
     },
     review: async (a, review) => {
-      if (!deps.criteria.length) return { findings: [] }; // nothing to check against
+      if (!hasWork) return { findings: [] }; // nothing to check against
       const { meta, request, sel } = acceptanceBuild(a, review.round);
       ledger.note(ACCEPTANCE_ROLE, sel);
       const reply = await call(
         meta,
         request,
-        (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts(), ...(sel ? [sel.text] : [])]),
+        // The tracked concerns are quoted from the request too: echoed back, they are no reply.
+        (answer) => parseAcceptance(answer, [renderDiffArtifact(a), ...contextTexts(), ...trackedJson, ...(sel ? [sel.text] : [])]),
         sinkFor(ACCEPTANCE_ROLE),
       );
       const parsed = reply.parsed;
       if (!parsed?.ok) throw new ReplyFormatError(`${ACCEPTANCE_ROLE} reply is not a list of verdicts: ${parsed?.error ?? "empty"}`);
       const verdicts = verdictsFor(deps.criteria, parsed.value.criteria);
       verdictsByAttempt.set(a.attempt, verdicts);
+      if (settles) settledByAttempt.set(a.attempt, settle(deps.tracked, parsed.value.concerns ?? [], a.diff));
       const findings = acceptanceFindings(verdicts);
       deps.onVote?.({ stage: stage.stage, phase: stage.phase, round: review.round, role: ACCEPTANCE_ROLE, findings });
       return { findings, invalid: parsed.invalid };
@@ -260,7 +293,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const buffered: NewEvent[] = [];
   const started: Promise<unknown>[] = [];
   const mark = deps.meter.now();
-  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => skipEmpty(c === acceptance && !deps.criteria.length ? c : watch.watch(c)));
+  const models = [...REVIEW_CRITICS.map(findingsCritic), acceptance].map((c) => skipEmpty(c === acceptance && !hasWork ? c : watch.watch(c)));
   const loop = new AdversarialRetryLoop<DiffArtifact>(producer, [...models, checks], verifier);
   let result: LoopResult<DiffArtifact>;
   try {
@@ -282,7 +315,12 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
       now: deps.now,
       ...(deps.warn ? { warn: deps.warn } : {}),
       ...(deps.onProgress ? { onProgress: deps.onProgress } : {}),
-      ...(deps.onRound ? { onRound: (r: RoundReport<DiffArtifact>) => deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? []) } : {}),
+      ...(deps.onRound
+        ? {
+            onRound: (r: RoundReport<DiffArtifact>) =>
+              deps.onRound?.(r, verdictsByAttempt.get(r.artifact.attempt) ?? [], settledByAttempt.get(r.artifact.attempt) ?? []),
+          }
+        : {}),
     });
   } finally {
     await Promise.all(started);
@@ -291,5 +329,9 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   ledger.record(result.stageRun, buffered);
   const last = result.artifact;
   if (last) watch.assertReviewed(result.stageRun.rounds, last.attempt);
-  return { result, events: buffered, verdicts: last ? (verdictsByAttempt.get(last.attempt) ?? []) : [] };
+  // Settled on the final attempt's verdicts; none (its acceptance call failed, or no model read it): every concern cannot_tell.
+  const settled = !settles
+    ? []
+    : ((last && settledByAttempt.get(last.attempt)) ?? unsettled(deps.tracked, `${ACCEPTANCE_ROLE} gave no verdict on the final attempt.`));
+  return { result, events: buffered, verdicts: last ? (verdictsByAttempt.get(last.attempt) ?? []) : [], settled };
 }

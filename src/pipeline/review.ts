@@ -66,12 +66,14 @@ export async function reviewPlan(input: ReviewInput): Promise<ReviewOutcome> {
     const fp = fingerprint({ concern: c.concern });
     const blocks = isSerious(severity);
     // The reviewer restating a pending concern keeps that concern's identity and lineage; it only
-    // sends it back to the planner (when it rejects) — it does not become a new concern of its own.
+    // sends it back to the planner (when it rejects) or on to implementation, as every concern the
+    // plan leaves (a restatement without a quote of the plan rejects nothing) — it does not become a
+    // new concern of its own, nor stay due at a phase that is over.
     const known = pending.find((p) => p.fingerprint === fp);
     if (known) {
       // A stale concern the reviewer quotes from this plan is grounded again: its new quote replaces the old.
       const regrounded = known.evidence_stale && c.evidence && ground(planText, c.evidence).grounded ? { ...fresh(known), evidence: c.evidence } : known;
-      return { ...regrounded, must_address_by: blocks ? "plan" : known.must_address_by };
+      return { ...regrounded, must_address_by: blocks ? "plan" : "implement" };
     }
     return {
       id: input.concernId(fp, "review", "plan_reviewer"),

@@ -20,6 +20,7 @@ interface PlanJson {
     raised_severity?: string;
     raised_by: string;
     phase: string;
+    must_address_by: string;
     concern: string;
     second_opinion?: { verdict: string; by: string };
   }[];
@@ -147,6 +148,33 @@ describe("through models that behave like real ones", () => {
         raised_by: "plan.builder",
         second_opinion: expect.objectContaining({ verdict: "refute" }),
       }),
+    );
+  });
+
+  it("a HIGH the spec stage forwards, which the plan reviewer restates without a quote of the plan, goes on to implementation: the plan is ready and the concern due at implement", async () => {
+    const title = "Export the invoices as CSV";
+    const defect: Defect = {
+      id: "CSV-QUOTES",
+      stage: "spec",
+      line: "The export writes one line per invoice.",
+      fix: "A field holding a comma or a quote is quoted as RFC 4180 says.",
+      lanes: ["spec.judge"],
+      severity: "HIGH",
+      category: "edge_cases",
+      wordings: [
+        "No criterion says how a field holding a comma is written",
+        "A customer name with a comma would split its line: the criteria never quote fields",
+        "Commas and quotes inside fields are never handled by the criteria",
+      ],
+    };
+    // The criteria writer never answers it: the stage oscillates and forwards it to the plan's review.
+    const w = await world({ producerIgnores: true }, one(title, [defect]));
+    const r = await w.plan(title, "Accounting wants the month's invoices as a CSV file.");
+    expect(r.stages.find((s) => s.phase === "spec")).toMatchObject({ outcome: "oscillation" });
+    // The reviewer raised it, but quoting a heading, not the plan: MEDIUM for the reviewer, no rejection.
+    expect(r.status).toBe("ready");
+    expect(r.pending_concerns).toContainEqual(
+      expect.objectContaining({ severity: "HIGH", raised_by: "spec.judge", must_address_by: "implement", concern: defect.wordings[0] }),
     );
   });
 

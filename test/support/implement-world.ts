@@ -64,6 +64,44 @@ export const SUM_DEFECTS: readonly Defect[] = [
 ];
 
 /**
+ * Two criteria of the sum issue the spec judge finds wanting (HIGH), which a criteria writer that
+ * ignores concerns never fixes: the plan forwards both to implementation. The `good-and-negatives`
+ * agent writes the test of negatives the first asks for; nothing answers the second.
+ */
+export const SUM_FORWARDED: readonly Defect[] = [
+  {
+    id: "negatives",
+    stage: "spec",
+    line: "sum(2, 3) returns 5.",
+    fix: "sum returns the right total for negative numbers and zero: sum(-2, -3) is -5 and sum(0, 4) is 4.",
+    answeredBy: "assert.equal(sum(-2, -3), -5);",
+    lanes: ["spec.judge"],
+    severity: "HIGH",
+    category: "test_gap",
+    wordings: [
+      "No criterion checks sum with negative numbers or zero",
+      "The criteria test one positive pair only; negatives are never checked",
+      "Only sum(2, 3) is checked: a sign bug would pass",
+    ],
+  },
+  {
+    id: "non-numbers",
+    stage: "spec",
+    line: "sum accepts whatever it is given.",
+    fix: "sum throws a TypeError when an argument is not a number.",
+    answeredBy: 'if (typeof a !== "number" || typeof b !== "number") throw new TypeError("sum takes two numbers");',
+    lanes: ["spec.judge"],
+    severity: "HIGH",
+    category: "edge_cases",
+    wordings: [
+      "Nothing says what sum does with arguments that are not numbers",
+      "sum('2', 3) would concatenate: no criterion rejects non-numbers",
+      "Non-number arguments are never handled or tested",
+    ],
+  },
+];
+
+/**
  * The live processes (zombies left out) started for a world's agent or its tests: their environment
  * carries the world's AGENT_LOG and dissent's DISSENT_AGENT_RUN mark. Found from outside any sandbox,
  * whatever pid they have inside one.
@@ -175,6 +213,8 @@ export async function implementWorld(o: {
   mode: string;
   attemptTimeoutMs?: number;
   quirks?: Partial<Quirks>;
+  /** More defects of the sum issue, beside SUM_DEFECTS (say, criteria the spec stage writes and the plan forwards to implementation). */
+  defects?: readonly Defect[];
   implement?: string;
   extra?: string;
   env?: Record<string, string>;
@@ -190,7 +230,7 @@ export async function implementWorld(o: {
   const double = await startRealisticDouble({
     seed: 7,
     quirks: o.quirks ?? frontier,
-    scenario: { issues: { [SUM_TITLE]: SUM_DEFECTS } },
+    scenario: { issues: { [SUM_TITLE]: [...SUM_DEFECTS, ...(o.defects ?? [])] } },
     ...(o.down ? { down: o.down } : {}),
   });
   const agentDir = join(s.dir, "agent");

@@ -36,6 +36,12 @@ export interface Defect {
    * the verifier confirms it only when its own request carries the line.
    */
   inCode?: string;
+  /**
+   * A line of code a coding agent writes that answers the concern (one the plan forwards to
+   * implementation): `review.acceptance`, given the concern as tracked, settles it `addressed` quoting
+   * that line when the diff carries it, `not_addressed` when it does not (docs/implement.md "Forwarded concerns").
+   */
+  answeredBy?: string;
 }
 
 /** A sentence of an executor draft the challenger flags while it is in the draft. */
