@@ -6,11 +6,14 @@
  * comments on the lines the findings quote and the `dissent` check on its head; a later head resolves
  * dissent's own comments and never touches a person's; the same head is never reviewed twice.
  */
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { GithubDouble } from "../support/github-double.js";
-import { gitIn, implementWorld, plannedOnGithub, SUM_TITLE, type ImplementWorld } from "../support/implement-world.js";
+import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
+import { holdWorld } from "../support/hold.js";
+import { gitIn, implementWorld, plannedOnGithub, sumRepository, SUM_TITLE, type ImplementWorld } from "../support/implement-world.js";
+import { until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -196,5 +199,39 @@ describe("dissent pr review", () => {
     ]);
     expect(gh.reviews).toHaveLength(reviews);
     expect(w.double.requests).toHaveLength(asked);
+  });
+
+  it("one SIGTERM while a critic waits on its model stops the review at once (exit 143); the next run reviews the head and closes its check", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "dissent-pr-sigterm-"));
+    open.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const { repo, origin } = sumRepository(dir);
+    gitIn(repo, "checkout", "--quiet", "-b", "alice/sum");
+    writeFileSync(join(repo, "src", "sum.js"), ADDS);
+    gitIn(repo, "commit", "--quiet", "-am", "sum");
+    gitIn(repo, "push", "--quiet", "origin", "alice/sum");
+    const head = gitIn(repo, "rev-parse", "HEAD").trim();
+    const gh = await startGithubDouble({ gitRepo: origin });
+    open.push(gh);
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Implements sum." });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = true;
+    const w = await holdWorld(
+      { "review.correctness": async () => (held ? (await gate, { content: '{"findings": []}' }) : { content: '{"findings": []}' }) },
+      { extra: `tracker: { type: github, repo: "acme/widgets", base_url: "${gh.url}" }\n` },
+      { GITHUB_TOKEN: gh.token, DISSENT_GITHUB_WRITE_INTERVAL_MS: "0" },
+    );
+    open.push({ close: async () => (release(), await w.close()) });
+    const p = w.start(["pr", "review", "2"]);
+    await until(() => w.requestsOf("review.correctness").length > 0, 120_000);
+    p.child.kill("SIGTERM");
+    const r = await p.done;
+    expect(r.code, r.stderr).toBe(143);
+    expect(gh.reviews.filter((x) => x.pull === 2)).toEqual([]); // nothing half-posted
+    held = false;
+    release();
+    const again = JSON.parse((await w.run(["pr", "review", "2", "--json"])).stdout) as PrReviewJson;
+    expect(again).toMatchObject({ head, status: "passed", check: "success" });
+    expect(gh.checkRuns.filter((c) => c.head_sha === head).map((c) => c.status)).toEqual(["completed"]);
   });
 });
