@@ -101,7 +101,6 @@ export interface KnownGap {
   issues: string[];
 }
 
-/** The pipeline's wiring as a library: the CLI is a thin shell over this (docs/library.md). */
 /** How a command over an issue (or a pull request) runs: the cache, live progress, the lease, a signal of its own. */
 export interface RunOptions<P> {
   /** How the reply cache is used. Default `use`. */
@@ -115,6 +114,7 @@ export interface RunOptions<P> {
   signal?: AbortSignal;
 }
 
+/** The pipeline's wiring as a library: the CLI is a thin shell over this (docs/library.md). */
 export interface Dissent {
   /** The validated config, with its source (a file, an object, or the built-in defaults). */
   readonly config: Config;

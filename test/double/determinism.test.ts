@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { afterEach, describe, expect, test } from "vitest";
 import { bench10, small8b, startRealisticDouble, type RealisticDouble } from "../support/double/index.js";
 import { challengerBody, chat, complexityBody, criticBody, executorBody, producerBody, reviewerBody, type Body } from "../support/double/client.js";
@@ -72,6 +73,27 @@ describe("determinism", () => {
       if ((await chat(c.url, asPipeline(other, "You review plans in your lane.", "Task: reply with findings."))).content !== first.content) differ++;
     }
     expect(differ).toBeGreaterThan(critics.length / 2);
+  });
+
+  test("a diff artifact that differs only in how long the agent took and the scratch folder its stack trace names draws the same dice", async () => {
+    const asPipeline = (body: Body): Body => {
+      const [system, user, ...rest] = body.messages;
+      return {
+        ...body,
+        messages: [system as Body["messages"][number], { role: "user", content: `${String(user?.content ?? "")}\n\nRole: ${body.model}` }, ...rest],
+      };
+    };
+    const diffOf = (secs: string, dir: string) =>
+      `Agent: attempt 1 exited 0 after ${secs} s.\n\n\`\`\`diff\n+  return a - b;\n\`\`\`\n\nTests: failed (exit 1).\n\n    at file://${tmpdir()}/${dir}/home/worktrees/issue-1/test.js:4:8`;
+    const a = await double(11);
+    const b = await double(11);
+    for (const issue of bench10.list.slice(0, 4)) {
+      const first = await chat(a.url, asPipeline(criticBody("review.correctness", issue, { name: "diff", text: diffOf("0.4", "dissent-implement-aB3dE") })));
+      const busy = await chat(b.url, asPipeline(criticBody("review.correctness", issue, { name: "diff", text: diffOf("3.9", "dissent-implement-Zq81x") })));
+      // The same choices; a quote of the agent's line quotes its own time.
+      const same = (t: string) => t.replace(/after \d+(?:\.\d+)? s/g, "after … s").replace(/dissent-implement-\w+/g, "…");
+      expect(same(busy.content)).toBe(same(first.content));
+    }
   });
 
   test("another seed changes the quirks drawn", async () => {

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { readDataBlocks, type DataBlock } from "../../../src/prompting/data-block.js";
 import type { ChatRequest } from "../openai-server.js";
 import { canonicalJson } from "../../../src/hash.js";
@@ -54,11 +55,21 @@ function keyOf(model: string, messages: readonly { role: string; text: string }[
   const data = opening
     .flatMap((m) => readDataBlocks(m.text))
     .filter((b) => b.kind !== "code" && b.kind !== "project")
-    .map((b) => `${b.kind}:${b.name ?? ""}:${b.text}`)
+    .map((b) => `${b.kind}:${b.name ?? ""}:${untimed(b.text)}`)
     .sort();
   if (data.length) return hashOf(canonicalJson({ model, data, after }));
-  return hashOf(canonicalJson({ model, said: said.filter(Boolean).sort(), after }));
+  return hashOf(canonicalJson({ model, said: said.filter(Boolean).map(untimed).sort(), after }));
 }
+
+/** A test's scratch folder (`/tmp/dissent-implement-Ab12Cd`: a test output's stack trace names it), a new name every run. */
+const SCRATCH = new RegExp(`(${tmpdir().replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/)[\\w.-]+`, "g");
+
+/**
+ * A block's text without the times it reports and the scratch folder it names ("exited 0 after 1.3 s", "timed out after 20.0 s"):
+ * how long an agent or a test took is the machine's load, not the material — the same attempt on a
+ * busy machine draws the same dice.
+ */
+const untimed = (text: string) => text.replace(/\bafter \d+(?:\.\d+)? s\b/g, "after … s").replace(SCRATCH, "$1…");
 
 /** A request's text without its project and code blocks (and the line that introduces the code). */
 function judged(text: string): string {
