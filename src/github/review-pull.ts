@@ -4,8 +4,10 @@ import type { Concern, StageRun } from "../contracts/concern.js";
 import { toStageRun } from "../contracts/concern.js";
 import type { ReviewSettings } from "../contracts/config.js";
 import { messageOf, UsageError } from "../errors.js";
-import type { CriterionCheck } from "../implement/acceptance.js";
+import { settlementEvents, type CriterionCheck, type Settlement } from "../implement/acceptance.js";
 import { REVIEW_DIFF_CHARS, testLine, type DiffArtifact } from "../implement/artifact.js";
+import { forwardedConcerns } from "../implement/implement-issue.js";
+import { settledLine } from "../implement/pr-live.js";
 import { reviewImplementation } from "../implement/review-stage.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
 import { runIssue, type RunDeps } from "../pipeline/issue-run.js";
@@ -41,6 +43,8 @@ export interface PrReviewResult {
   contract: { kind: "plan"; issue: string } | { kind: "description" };
   findings: ReviewFinding[];
   acceptance: CriterionCheck[];
+  /** The concerns the plan forwarded to implementation, as review.acceptance settled them on this diff (none without a plan). */
+  forwarded_concerns: { id: string; verdict: Settlement["verdict"]; evidence: string | null; file: string | null }[];
   /** The review posted: null when this head was reviewed before (nothing is posted twice) or there was nothing to review. */
   review: { id: number; event: "COMMENT" | "REQUEST_CHANGES"; inline: number; in_body: number; resolved: number } | null;
   check: CheckConclusion | null;
@@ -115,9 +119,8 @@ async function contractOf(
   const criteriaText = await d.store.artifact(linked, row.cycle, "acceptance_criteria");
   const criteria: string[] = criteriaText ? criteriaCodec.decode(criteriaText) : [];
   const issue = await d.tracker.get(linked);
-  const tracked = (await d.store.state(linked)).pending_concerns
-    .filter((c) => c.must_address_by === "implement")
-    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  // The concerns the plan forwarded to implementation: review.acceptance settles them on this diff, as on dissent's own (docs/implement.md "Forwarded concerns").
+  const tracked = await forwardedConcerns(d.store, linked);
   return { issue, artifacts: { plan, ...(criteria.length ? { acceptance_criteria: renderCriteria(criteria) } : {}) }, criteria, tracked, linked };
 }
 
@@ -168,7 +171,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
     contract: contract.linked ? ({ kind: "plan", issue: contract.linked } as const) : ({ kind: "description" } as const),
   };
   if (artifact.stats.files === 0) {
-    return { ...base, status: "empty", findings: [], acceptance: [], review: null, check: null, stage: null, calls: 0 };
+    return { ...base, status: "empty", findings: [], acceptance: [], forwarded_concerns: [], review: null, check: null, stage: null, calls: 0 };
   }
 
   return runIssue(
@@ -191,7 +194,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
         detailsUrl,
       );
       const ids = await earlierIds(d.store, subject);
-      let report: { r: RoundReport<DiffArtifact>; verdicts: readonly CriterionCheck[] } | undefined;
+      let report: { r: RoundReport<DiffArtifact>; verdicts: readonly CriterionCheck[]; settled: readonly Settlement[] } | undefined;
       const context = (): RoleContext => ({ issue: contract.issue, artifacts: contract.artifacts, ...(project ? { project } : {}) });
       let review: Awaited<ReturnType<typeof reviewImplementation>>;
       try {
@@ -220,8 +223,8 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
           ...(d.warn ? { warn: d.warn } : {}),
           ...(d.onProgress ? { onProgress: d.onProgress } : {}),
           ...(d.onVote ? { onVote: d.onVote } : {}),
-          onRound: (r, verdicts) => {
-            report = { r, verdicts };
+          onRound: (r, verdicts, settled) => {
+            report = { r, verdicts, settled };
           },
         });
       } catch (e) {
@@ -242,7 +245,8 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
       const unreviewed = !report || (models.length > 0 && models.every((c) => c.failed !== undefined));
       const findings = report && !unreviewed ? findingsOfRound(report.r) : [];
       const verdicts = report?.verdicts ?? [];
-      const notes = [testLine(artifact)];
+      const settled = report?.settled ?? [];
+      const notes = [testLine(artifact), ...(settled.length ? [settledLine(settled)] : [])];
       let conclusion: CheckConclusion;
       let posted: PrReviewResult["review"] = null;
       if (unreviewed) {
@@ -276,6 +280,18 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
           posted = { id: out.review, event: out.event, inline: out.inline.length, in_body: out.inBody.length, resolved: out.resolved.length };
       }
       const blocking = findings.filter((f) => f.blocking).length;
+      // The forwarded concerns this diff addresses are settled on the issue's own record, as `issue implement`
+      // settles them: on merge they are no known gap. Those still pending only (one settled before stays so).
+      const linkedId = contract.linked;
+      if (linkedId && !unreviewed && settled.length) {
+        const pending = new Set((await d.store.state(linkedId)).pending_concerns.map((c) => c.id));
+        const events = settlementEvents(
+          linkedId,
+          settled.filter((s) => pending.has(s.concern.id)),
+          d.now ?? (() => new Date().toISOString()),
+        );
+        if (events.length) await d.store.append(events);
+      }
       await d.store.append([
         {
           type: "PullRequestReviewed",
@@ -298,6 +314,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
         status,
         findings,
         acceptance: [...verdicts],
+        forwarded_concerns: settled.map((s) => ({ id: s.concern.id, verdict: s.verdict, evidence: s.evidence ?? null, file: s.file ?? null })),
         review: posted,
         check: checks.channel === "none" ? null : conclusion,
         stage: toStageRun(review.result.stageRun),

@@ -190,7 +190,7 @@ async function outgoing(
  * an earlier run's review settled — so a later run (or one resumed after its review was committed)
  * asks the same of the same concerns, and a fix its diff no longer holds is unsettled again.
  */
-async function forwardedConcerns(store: Store, issueId: string): Promise<Concern[]> {
+export async function forwardedConcerns(store: Store, issueId: string): Promise<Concern[]> {
   const state = await store.state(issueId);
   const fromPlan = (c: Concern) => c.must_address_by === "implement" || (c.must_address_by === "pull_request" && c.phase !== "implement");
   const pending = new Set(state.pending_concerns.map((c) => c.id));

@@ -12,7 +12,7 @@ import { CHECKS_ROLE } from "./checks.js";
 import { headOf, historyOf, isAncestor, publishToCheckout, pushBranch, refOf, type AgentClone } from "./clone.js";
 
 /** The round's settlement of the plan's forwarded concerns, as one line of its check and review (docs/implement.md "Forwarded concerns"). */
-function settledLine(settled: readonly Settlement[]): string {
+export function settledLine(settled: readonly Settlement[]): string {
   const said = { addressed: "addressed in the diff", not_addressed: "not addressed", cannot_tell: "the review could not tell" } as const;
   return `Forwarded concerns: ${settled.map((s) => `${s.concern.id} ${said[s.verdict]}`).join(", ")}.`;
 }

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startGithubDouble, type GithubDouble } from "../support/github-double.js";
 import { holdWorld } from "../support/hold.js";
-import { gitIn, implementWorld, plannedOnGithub, sumRepository, SUM_TITLE, type ImplementWorld } from "../support/implement-world.js";
+import { frontier } from "../support/double/index.js";
+import { gitIn, implementWorld, plannedOnGithub, sumRepository, SUM_FORWARDED, SUM_TITLE, type ImplementWorld } from "../support/implement-world.js";
 import { until } from "../support/proc.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -24,6 +25,7 @@ interface PrReviewJson {
   contract: { kind: string; issue?: string };
   findings: { id: string; fingerprint: string; severity: string; blocking: boolean; critic: string; evidence: string }[];
   acceptance: { criterion: string; verdict: string }[];
+  forwarded_concerns: { id: string; verdict: string; evidence: string | null; file: string | null }[];
   review: { id: number; event: string; inline: number; in_body: number; resolved: number } | null;
   check: string | null;
   calls: number;
@@ -233,5 +235,53 @@ describe("dissent pr review", () => {
     const again = JSON.parse((await w.run(["pr", "review", "2", "--json"])).stdout) as PrReviewJson;
     expect(again).toMatchObject({ head, status: "passed", check: "success" });
     expect(gh.checkRuns.filter((c) => c.head_sha === head).map((c) => c.status)).toEqual(["completed"]);
+  });
+
+  it("a person's pull request that closes an issue dissent planned settles the concerns its plan forwarded: the one its diff answers is off the issue's record, and on merge only the ignored one is a known gap", async () => {
+    const w = await implementWorld({ mode: "good", quirks: { ...frontier, producerIgnores: true }, defects: SUM_FORWARDED });
+    open.push(w);
+    const { gh, env } = await plannedOnGithub(w);
+    open.push(gh);
+    const show = async () =>
+      JSON.parse((await w.run(["issue", "show", "1", "--json"], { env })).stdout) as {
+        pending_concerns: { id: string; concern: string; must_address_by: string }[];
+      };
+    const forwarded = (await show()).pending_concerns.filter((c) => c.must_address_by === "implement");
+    const negatives = forwarded.find((c) => SUM_FORWARDED[0]?.wordings.includes(c.concern));
+    const nonNumbers = forwarded.find((c) => SUM_FORWARDED[1]?.wordings.includes(c.concern));
+    expect(negatives && nonNumbers).toBeTruthy();
+    // A person's change: the sum, and the test of negative numbers one concern asks for; nothing about non-numbers.
+    gitIn(w.repo, "checkout", "--quiet", "-b", "alice/sum", "main");
+    writeFileSync(join(w.repo, "src", "sum.js"), ADDS);
+    writeFileSync(
+      join(w.repo, "test.js"),
+      'import assert from "node:assert/strict";\nimport { sum } from "./src/sum.js";\n\nassert.equal(sum(2, 3), 5);\nassert.equal(sum(-2, -3), -5);\nassert.equal(sum(0, 4), 4);\nconsole.log("sum: 3 tests passed");\n',
+    );
+    gitIn(w.repo, "commit", "--quiet", "-am", "sum, with negatives");
+    gitIn(w.repo, "push", "--quiet", "origin", "alice/sum");
+    const head = gitIn(w.repo, "rev-parse", "HEAD").trim();
+    gitIn(w.repo, "checkout", "--quiet", "main");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Adds sum.\n\nCloses #1" });
+
+    const out = await review(w, env, 2);
+    expect(out.contract).toEqual({ kind: "plan", issue: "1" });
+    expect(out.forwarded_concerns.find((f) => f.id === negatives?.id)).toMatchObject({ verdict: "addressed", file: "test.js" });
+    expect(out.forwarded_concerns.find((f) => f.id === nonNumbers?.id)?.verdict).toBe("not_addressed");
+    const pending = (await show()).pending_concerns.map((c) => c.id);
+    expect(pending).not.toContain(negatives?.id);
+    expect(pending).toContain(nonNumbers?.id);
+    expect(gh.checkRuns.find((c) => c.head_sha === head)?.output.summary).toContain(`${negatives?.id} addressed in the diff`);
+
+    // Merged: the ignored concern ships as a known gap, the answered one does not.
+    expect(gh.mergePull(2).status).toBe(200);
+    const merged = await w.run(["issue", "merged", "1", "--pr", "2", "--json"], { env });
+    expect(merged.code, merged.stderr).toBe(0);
+    const events = (await w.run(["events", "--issue", "1", "--json"], { env })).stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; concerns?: { id: string }[] });
+    const gaps = events.find((e) => e.type === "ShippedWithKnownGap")?.concerns?.map((c) => c.id) ?? [];
+    expect(gaps).toContain(nonNumbers?.id);
+    expect(gaps).not.toContain(negatives?.id);
   });
 });
