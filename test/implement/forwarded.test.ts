@@ -322,7 +322,7 @@ function door(asked: { role: string; text: string; schema?: string }[]): CallDoo
   }) as CallDoor;
 }
 
-async function review(attempts: DiffArtifact[], criteria: string[] = []) {
+async function review(attempts: DiffArtifact[], criteria: string[] = [], concerns: readonly Concern[] = tracked) {
   const asked: { role: string; text: string; schema?: string }[] = [];
   const outcome = await reviewImplementation({
     issueId: "7",
@@ -334,7 +334,7 @@ async function review(attempts: DiffArtifact[], criteria: string[] = []) {
     meter: new Meter(),
     context: () => ({ issue: { id: "7", title: "Add a sum function", body: "sum(a, b)", labels: [] }, artifacts: { plan: "Add sum." } }) as never,
     criteria,
-    tracked,
+    tracked: concerns,
     concernId: (fp) => `IMPLEMENT-${fp.slice(0, 6)}`,
     attempt: async (n) => attempts[n - 1] as DiffArtifact,
     now: () => "2026-02-03T04:05:06Z",
@@ -366,22 +366,7 @@ describe("the review stage settles the forwarded concerns", () => {
   });
 
   it("without tracked concerns, the acceptance request is the criteria's alone, as before", async () => {
-    const asked: { role: string; text: string; schema?: string }[] = [];
-    const outcome = await reviewImplementation({
-      issueId: "7",
-      cycle: 1,
-      door: door(asked),
-      costOf: async () => 1,
-      append: async () => undefined,
-      budget: callBudget(40),
-      meter: new Meter(),
-      context: () => ({ issue: { id: "7", title: "Add a sum function", body: "sum(a, b)", labels: [] }, artifacts: { plan: "Add sum." } }) as never,
-      criteria: ["sum(2, 3) returns 5"],
-      tracked: [],
-      concernId: (fp) => `IMPLEMENT-${fp.slice(0, 6)}`,
-      attempt: async () => artifact(),
-      now: () => "2026-02-03T04:05:06Z",
-    });
+    const { outcome, asked } = await review([artifact()], ["sum(2, 3) returns 5"], []);
     const acceptance = asked.find((a) => a.role === "review.acceptance");
     expect(acceptance?.schema).toBe("acceptance_verdicts");
     expect(readDataBlocks(acceptance?.text ?? "").some((b) => b.kind === "tracked_concerns")).toBe(false);
