@@ -141,8 +141,11 @@ export const arbEvent: fc.Arbitrary<NewEvent> = fc.oneof(
       id: fc.constantFrom(...IDS, "UNKNOWN"),
       kind: fc.constantFrom("trivial", "deferred", "ignored" as const),
       settled: fc.constantFrom<boolean | undefined>(undefined, true, false),
+      by: fc.constantFrom("planner", "human", "plan_reviewer"),
     })
-    .map(({ issue, id, kind, settled }) => addressed(issue, resolution(id, { resolution_kind: kind, ...(settled !== undefined ? { settled } : {}) }))),
+    .map(({ issue, id, kind, settled, by }) =>
+      addressed(issue, resolution(id, { resolution_kind: kind, resolved_by: by, ...(settled !== undefined ? { settled } : {}) })),
+    ),
   fc.record({ issue: arbIssue, stage: fc.constantFrom(...STAGES) }).map(({ issue, stage }) => started(issue, stage)),
   fc
     .record({ issue: arbIssue, stage: fc.constantFrom(...STAGES), rounds: fc.integer({ min: 0, max: 4 }) })
@@ -169,8 +172,11 @@ export const emptyModel = (): Model => ({ pending: new Map(), addressed: [], his
 export function step(m: Model, e: NewEvent): void {
   if (e.type === "ConcernForwarded") m.pending.set(e.concern.id, e.concern);
   else if (e.type === "ConcernAddressed") {
-    // r2: a claim (settled: false) is recorded but leaves the concern pending.
-    if (e.resolution.settled !== false) m.pending.delete(e.resolution.concern_id);
+    // r2: a claim (settled: false) is recorded but leaves the concern pending; so does a deferral
+    // anyone but a person makes ("later" answers nothing, docs/issue.md).
+    const r = e.resolution;
+    const claim = r.settled === false || (r.resolution_kind === "deferred" && r.resolved_by !== "human");
+    if (!claim) m.pending.delete(r.concern_id);
     m.addressed.push(e.resolution.concern_id);
   } else if (e.type === "AdversarialStageCompleted") m.history.push(e.stage_run.stage);
   else if (e.type === "ShippedWithKnownGap") m.pending.clear();
