@@ -3,16 +3,16 @@ import { concernIdOf } from "../adversarial/concern-id.js";
 import type { Concern, StageRun } from "../contracts/concern.js";
 import { toStageRun } from "../contracts/concern.js";
 import type { ReviewSettings } from "../contracts/config.js";
-import { messageOf, UsageError } from "../errors.js";
+import { BudgetExceeded, messageOf, UsageError } from "../errors.js";
 import { settlementEvents, type CriterionCheck, type Settlement } from "../implement/acceptance.js";
 import { REVIEW_DIFF_CHARS, testLine, type DiffArtifact } from "../implement/artifact.js";
+import { redactedDiff } from "../implement/attempt.js";
 import { forwardedConcerns } from "../implement/implement-issue.js";
 import { settledLine } from "../implement/pr-live.js";
 import { reviewImplementation } from "../implement/review-stage.js";
 import { criteriaCodec } from "../pipeline/artifact-codecs.js";
 import { runIssue, type RunDeps } from "../pipeline/issue-run.js";
 import { renderCriteria, type RoleContext } from "../pipeline/roles.js";
-import { countSecrets } from "../redact.js";
 import type { Store } from "../store/port.js";
 import { isGithubTracker } from "../trackers/github.js";
 import type { TrackedIssue } from "../trackers/port.js";
@@ -37,8 +37,8 @@ export interface PrReviewResult {
   pull: number;
   url: string;
   head: string;
-  /** `passed` (nothing found), `advice` (advisory findings only), `blocking` (a finding blocks), `unreviewed` (every critic failed), `empty` (the diff changes nothing). */
-  status: "passed" | "advice" | "blocking" | "unreviewed" | "empty";
+  /** `passed` (nothing found), `advice` (advisory findings only), `blocking` (a finding blocks), `empty` (the diff changes nothing). */
+  status: "passed" | "advice" | "blocking" | "empty";
   /** What the diff was reviewed against: the plan of the issue it closes (dissent planned it), else its own description. */
   contract: { kind: "plan"; issue: string } | { kind: "description" };
   findings: ReviewFinding[];
@@ -145,7 +145,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
     throw new UsageError(
       `GitHub will not give the diff of pull request #${number} (${got.refused}: ${got.errors.join("; ") || "refused"}): it is too large to review; split it`,
     );
-  const secrets = d.secrets ?? [];
+  const shown = redactedDiff(got.text, d.redact, d.secrets ?? []);
   const contract = await contractOf(d, pull);
   const subject = prSubject(number);
   const project = await d.project?.();
@@ -154,13 +154,13 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
     attempt: 1,
     outcome: "untested",
     commit: pull.headSha,
-    diff: d.redact(got.text),
+    diff: shown.text,
     truncated: got.truncated,
     stats: statsOf(got.text),
     agent: NO_RUN,
     testCommand: null,
     test: null,
-    ...(countSecrets(got.text, secrets) ? { secrets: countSecrets(got.text, secrets) } : {}),
+    ...(shown.secrets ? { secrets: shown.secrets } : {}),
     pull: { number, author: pull.author, base: pull.baseRef, head: pull.headSha },
   };
   const detailsUrl = d.dashboardUrl ? `${d.dashboardUrl}/#/events?issue=${encodeURIComponent(subject)}` : null;
@@ -219,6 +219,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
           },
           attempt: async () => artifact,
           maxRounds: 1,
+          words: { what: `pull request #${number} at ${label}`, again: `dissent pr review ${number} again once the model is back` },
           now: d.now ?? (() => new Date().toISOString()),
           ...(d.warn ? { warn: d.warn } : {}),
           ...(d.onProgress ? { onProgress: d.onProgress } : {}),
@@ -241,49 +242,44 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
       }
       // The stage's own events (its end, what it forwarded) go to the pull request's log as the loop emitted them.
       await d.store.append(review.events);
-      const models = report?.r.critics.filter((c) => c.role !== "test_command") ?? [];
-      const unreviewed = !report || (models.length > 0 && models.every((c) => c.failed !== undefined));
-      const findings = report && !unreviewed ? findingsOfRound(report.r) : [];
-      const verdicts = report?.verdicts ?? [];
-      const settled = report?.settled ?? [];
-      const notes = [testLine(artifact), ...(settled.length ? [settledLine(settled)] : [])];
-      let conclusion: CheckConclusion;
-      let posted: PrReviewResult["review"] = null;
-      if (unreviewed) {
-        conclusion = "cancelled";
-        await checks.finish(
-          pull.headSha,
-          conclusion,
-          { title: `${label}: not reviewed`, summary: "Every critic of the review failed: the pull request was not reviewed. Run the review again." },
-          detailsUrl,
+      // A round every critic failed threw above (the review's watch); one never voted is the budget's.
+      if (!report) {
+        const refused = new BudgetExceeded(
+          `pull request #${number} has no call budget left for a review (${budget.used()} of ${budget.max} calls used): raise budget.max_calls_per_issue`,
+          { max: budget.max, used: budget.used(), unit: "calls", setting: "budget.max_calls_per_issue" },
         );
-      } else {
-        conclusion = conclusionOf(findings);
-        await checks.finish(pull.headSha, conclusion, checkText({ label, findings, criteria: contract.criteria, verdicts, notes }), detailsUrl);
-        const out = await postRoundReview(
-          port,
-          {
-            subject: { key: subject, pull: number, commit: pull.headSha },
-            round: { token: pull.headSha.slice(0, 12), label },
-            diff: artifact.diff,
-            findings,
-            criteria: contract.criteria,
-            verdicts,
-            settings: d.review,
-            notes,
-            detailsUrl,
-          },
-          d.warn,
-        );
-        for (const f of out.fallbacks) if (f.kind === "inline_refused") d.warn?.(`pull request #${number}: ${f.detail}`);
-        if (out.review !== null && out.event !== null)
-          posted = { id: out.review, event: out.event, inline: out.inline.length, in_body: out.inBody.length, resolved: out.resolved.length };
+        await checks.finish(pull.headSha, "cancelled", { title: `${label}: not reviewed`, summary: refused.message }, detailsUrl);
+        throw refused;
       }
+      const findings = findingsOfRound(report.r);
+      const { verdicts, settled } = report;
+      const notes = [testLine(artifact), ...(settled.length ? [settledLine(settled)] : [])];
+      const conclusion = conclusionOf(findings);
+      let posted: PrReviewResult["review"] = null;
+      await checks.finish(pull.headSha, conclusion, checkText({ label, findings, criteria: contract.criteria, verdicts, notes }), detailsUrl);
+      const out = await postRoundReview(
+        port,
+        {
+          subject: { key: subject, pull: number, commit: pull.headSha },
+          round: { token: pull.headSha.slice(0, 12), label },
+          diff: artifact.diff,
+          findings,
+          criteria: contract.criteria,
+          verdicts,
+          settings: d.review,
+          notes,
+          detailsUrl,
+        },
+        d.warn,
+      );
+      for (const f of out.fallbacks) if (f.kind === "inline_refused") d.warn?.(`pull request #${number}: ${f.detail}`);
+      if (out.review !== null && out.event !== null)
+        posted = { id: out.review, event: out.event, inline: out.inline.length, in_body: out.inBody.length, resolved: out.resolved.length };
       const blocking = findings.filter((f) => f.blocking).length;
       // The forwarded concerns this diff addresses are settled on the issue's own record, as `issue implement`
       // settles them: on merge they are no known gap. Those still pending only (one settled before stays so).
       const linkedId = contract.linked;
-      if (linkedId && !unreviewed && settled.length) {
+      if (linkedId && settled.length) {
         const pending = new Set((await d.store.state(linkedId)).pending_concerns.map((c) => c.id));
         const events = settlementEvents(
           linkedId,
@@ -308,7 +304,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
           resolved: posted?.resolved ?? 0,
         },
       ]);
-      const status: PrReviewResult["status"] = unreviewed ? "unreviewed" : blocking ? "blocking" : findings.length ? "advice" : "passed";
+      const status: PrReviewResult["status"] = blocking ? "blocking" : findings.length ? "advice" : "passed";
       return {
         ...base,
         status,

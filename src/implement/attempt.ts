@@ -174,5 +174,10 @@ export async function reviewedDiff(
   secrets: readonly string[],
 ): Promise<Awaited<ReturnType<typeof diffOf>> & { secrets: number }> {
   const diff = await diffOf(clone, baseSha, commit);
-  return { ...diff, text: redact(diff.text), secrets: countSecrets(diff.text, secrets) };
+  return { ...diff, ...redactedDiff(diff.text, redact, secrets) };
+}
+
+/** A diff as a critic may read it: redacted, with how many of the secrets dissent holds it held (an attempt's, a pull request's). */
+export function redactedDiff(text: string, redact: (text: string) => string, secrets: readonly string[]): { text: string; secrets: number } {
+  return { text: redact(text), secrets: countSecrets(text, secrets) };
 }

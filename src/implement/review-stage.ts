@@ -36,7 +36,7 @@ import {
 } from "./acceptance.js";
 import { diffCodec, type DiffArtifact } from "./artifact.js";
 import { attemptChecks, CHECKS_ROLE, skipEmpty } from "./checks.js";
-import { reviewWatch } from "./reviewed.js";
+import { reviewWatch, type ReviewWords } from "./reviewed.js";
 
 /** The review of an implementation as a stage of the loop (docs/implement.md): its unresolved concerns go to the pull request. */
 export const REVIEW_STAGE: StageSpec = { stage: "implementation_review", phase: "implement", mustAddressBy: "pull_request" };
@@ -109,6 +109,8 @@ export interface ReviewDeps {
   warn?: (message: string) => void;
   onProgress?: (p: RoundProgress) => void;
   onVote?: (v: CriticVoteReport) => void;
+  /** How a round no critic answered is named in its error (default: an attempt of `issue implement`). */
+  words?: ReviewWords;
   /** The most rounds (default: the loop's four). `pr review` votes once: a person's pull request is not revised by dissent. */
   maxRounds?: number;
   /** Told of each tallied round with review.acceptance's verdicts (and settlements) on its attempt (the pull request's review and check: src/implement/pr-live.ts). */
@@ -158,7 +160,7 @@ export async function reviewImplementation(deps: ReviewDeps): Promise<ReviewOutc
   const context = (sel: CodeSelection | undefined): RoleContext => withCode(deps.context(), sel);
 
   // A round in which every model critic failed is no review: the run stops there (docs/implement.md#errors).
-  const watch = reviewWatch(deps.issueId);
+  const watch = reviewWatch(deps.issueId, deps.words);
   const producer: CostedProducer<DiffArtifact> = {
     calls: async () => 0, // the agent makes no model call of dissent's
     produce: async (input) => {

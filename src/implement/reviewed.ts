@@ -13,8 +13,17 @@ export interface ReviewWatch {
   assertReviewed(round: number, attempt: number): void;
 }
 
-/** A watch over the model critics of an implementation's review (docs/implement.md#errors). */
-export function reviewWatch(issueId: string): ReviewWatch {
+/** What an unreviewed round's error names: what was not reviewed, and how to run it again. */
+export interface ReviewWords {
+  what: string;
+  again: string;
+}
+
+/**
+ * A watch over the model critics of an implementation's review (docs/implement.md#errors). `words`
+ * name what went unreviewed and the command that resumes it (default: an attempt of `issue implement`).
+ */
+export function reviewWatch(issueId: string, words?: ReviewWords): ReviewWatch {
   const answered = new Map<number, number>();
   const failed = new Map<number, unknown[]>();
   return {
@@ -35,8 +44,10 @@ export function reviewWatch(issueId: string): ReviewWatch {
       const errors = failed.get(round) ?? [];
       if (errors.length === 0 || (answered.get(round) ?? 0) > 0) return;
       const last = messageOf(errors.at(-1)).split("\n")[0] ?? "";
+      const what = words?.what ?? `attempt ${attempt} of issue ${issueId}`;
+      const again = words?.again ?? `dissent issue implement ${issueId} again once the model is back (it resumes at this attempt)`;
       throw new RunError(
-        `every critic of the review failed in round ${round} (last: ${last}), so attempt ${attempt} of issue ${issueId} was never reviewed; nothing was published — run dissent issue implement ${issueId} again once the model is back (it resumes at this attempt)`,
+        `every critic of the review failed in round ${round} (last: ${last}), so ${what} was never reviewed; nothing was published — run ${again}`,
         { cause: errors.at(-1) },
       );
     },

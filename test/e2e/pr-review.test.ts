@@ -284,4 +284,23 @@ describe("dissent pr review", () => {
     expect(gaps).toContain(nonNumbers?.id);
     expect(gaps).not.toContain(negatives?.id);
   });
+
+  it("every critic's provider down: one line naming pr review to run again, exit 1, the check cancelled, no review posted", async () => {
+    const w = await implementWorld({ mode: "good", down: ["review.correctness", "review.tests", "review.security", "review.acceptance"] });
+    open.push(w);
+    const { gh, env } = await plannedOnGithub(w);
+    open.push(gh);
+    const head = pushChange(w, "alice/sum", SUBTRACTS, "sum");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Implements sum." });
+    const r = await w.run(["pr", "review", "2"], { env });
+    expect(r.code).toBe(1);
+    const errors = r.stderr.split("\n").filter((l) => l.startsWith("dissent: error:"));
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /every critic of the review failed in round 1 .*so pull request #2 at head [0-9a-f]{7} was never reviewed; nothing was published — run dissent pr review 2 again once the model is back/,
+      ),
+    ]);
+    expect(gh.checkRuns.filter((c) => c.head_sha === head).map((c) => c.history)).toEqual([["in_progress", "completed:cancelled"]]);
+    expect(gh.reviews.filter((x) => x.pull === 2)).toEqual([]);
+  });
 });
