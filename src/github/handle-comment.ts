@@ -158,7 +158,9 @@ export async function handleCommentEvent(d: Dissent, event: IssueCommentEvent): 
   }
   const detail = `@${login} \`${said}\`: ${line}`;
   // A pull request has no plan comment: the answer is dissent's reply on it (the review itself is on the pull request).
-  const plan_status = onPull ? (await tracker.reply(id, detail), null) : await answer(d, tracker, id, detail);
+  let plan_status: CommentOutcome["plan_status"] = null;
+  if (onPull) await tracker.reply(id, detail);
+  else plan_status = await answer(d, tracker, id, detail);
   await tracker.react(event.comment.id, ok ? "+1" : "confused");
   await record(ok ? "done" : "failed", line);
   return { ...base, status: ok ? "done" : "failed", command: said, detail, plan_status };
