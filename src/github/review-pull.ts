@@ -181,6 +181,7 @@ export async function reviewPullRequest(number: number, d: PrReviewDeps): Promis
       calls: d.calls,
       ceilings: { maxCalls: d.maxCalls, maxUsd: d.maxUsd ?? null },
       words: { name: `pull request #${number}`, over: "over its reviews", again: "review it again" },
+      busy: `pull request #${number} is being reviewed`,
       ...(d.holder ? { holder: d.holder } : {}),
       ...(d.lease ? { lease: d.lease } : {}),
       ...(d.warn ? { warn: d.warn } : {}),

@@ -262,6 +262,7 @@ export async function implementIssue(issueId: string, deps: ImplementDeps): Prom
     subject: id,
     calls: deps.calls,
     ceilings: { maxCalls: deps.maxCalls, maxUsd: deps.maxUsd ?? null },
+    busy: `issue ${id} is being implemented`,
     labels: { tracker: deps.tracker, current: issue.labels },
     ...(deps.holder ? { holder: deps.holder } : {}),
     ...(deps.lease ? { lease: deps.lease } : {}),

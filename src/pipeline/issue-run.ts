@@ -30,6 +30,8 @@ export interface IssueRunConfig<F = undefined> {
   calls: CallContext;
   /** The ceilings of the subject's life (docs/issue.md): network calls, dollars and, when set, planning cycles. */
   ceilings: { maxCalls: number; maxUsd?: number | null; maxCycles?: number | null };
+  /** What a refused lease says the other process is doing (default: `issue <subject> is being planned`). */
+  busy?: string;
   /** How a refusal names the subject (default: `issue <subject>`, "over its planning cycles", "plan the issue again"). */
   words?: CeilingWords;
   /** The subject's labels as read, moved through the transition table; absent, the run moves none (no LabelSession). */
@@ -116,7 +118,7 @@ export async function runIssue<T, F = undefined>(
 export async function runIssue<T, F = undefined>(config: IssueRunConfig<F>, body: (run: IssueRun, first: F) => Promise<T>): Promise<T>;
 export async function runIssue<T, F>(config: IssueRunConfig<F>, body: (run: LabelledRun, first: F) => Promise<T>): Promise<T> {
   const { store, subject } = config;
-  const lease = await holdLease(store, subject, config.holder ?? processHolder(), config.lease);
+  const lease = await holdLease(store, subject, config.holder ?? processHolder(), { ...config.lease, ...(config.busy ? { busy: config.busy } : {}) });
   const signal = config.calls.signal ? AbortSignal.any([config.calls.signal, lease.lost]) : lease.lost;
   const labels = config.labels ? new LabelSession(config.labels.tracker, subject, [...config.labels.current], (e) => store.append([e])) : undefined;
   let first: F | undefined;

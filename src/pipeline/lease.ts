@@ -63,7 +63,8 @@ export async function holdLease(
   store: Store,
   issueId: string,
   holder: LeaseHolder,
-  opts: { ttlMs?: number; renewMs?: number; onRenewError?: (e: unknown) => void } = {},
+  /** `busy`: what the refusal says the holder is doing (default `issue <ID> is being planned`). */
+  opts: { ttlMs?: number; renewMs?: number; onRenewError?: (e: unknown) => void; busy?: string } = {},
 ): Promise<HeldLease> {
   const ttl = opts.ttlMs ?? LEASE_TTL_MS;
   let got = await store.lease.acquire(issueId, holder, ttl);
@@ -72,7 +73,7 @@ export async function holdLease(
   if (!got.ok) {
     const h = got.holder;
     throw new LeaseHeld(
-      `issue ${issueId} is being planned by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since}); its lease expires if not renewed for ${Math.round(ttl / 1000)} s`,
+      `${opts.busy ?? `issue ${issueId} is being planned`} by another dissent (host ${h.host}, pid ${h.pid}, since ${h.since}); its lease expires if not renewed for ${Math.round(ttl / 1000)} s`,
       { holder: { host: h.host, pid: h.pid, since: h.since } },
     );
   }

@@ -303,4 +303,18 @@ describe("dissent pr review", () => {
     expect(gh.checkRuns.filter((c) => c.head_sha === head).map((c) => c.history)).toEqual([["in_progress", "completed:cancelled"]]);
     expect(gh.reviews.filter((x) => x.pull === 2)).toEqual([]);
   });
+
+  it("two reviews of one pull request at once: one reviews it, the other is one line saying it is being reviewed; one review is posted", async () => {
+    const { w, gh, env } = await onGithub();
+    const head = pushChange(w, "alice/sum", SUBTRACTS, "sum");
+    personOpens(gh, { number: 2, head: "alice/sum", sha: head, body: "Implements sum." });
+    const both = await Promise.all([w.run(["pr", "review", "2", "--json"], { env }), w.run(["pr", "review", "2", "--json"], { env })]);
+    const done = both.filter((r) => r.code === 0);
+    expect(done.length).toBeGreaterThanOrEqual(1);
+    for (const r of both.filter((x) => x.code !== 0)) {
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim()).toMatch(/^dissent: error: pull request #2 is being reviewed by another dissent \(host \S+, pid \d+, since \S+\)/);
+    }
+    expect(gh.reviews.filter((x) => x.pull === 2 && x.login === "dissent-bot")).toHaveLength(1);
+  });
 });
