@@ -156,7 +156,7 @@ export interface Dissent {
   implementIssue(
     id: string,
     /** Live progress: the worktree, each attempt, the review's rounds. */
-    opts?: Omit<RunOptions<ImplementProgress>, "signal">,
+    opts?: RunOptions<ImplementProgress>,
   ): Promise<ImplementResult>;
   /**
    * `dissent pr review N` (docs/github-action.md "Reviewing any pull request"): reviews a pull request
@@ -536,7 +536,8 @@ export function createDissent(opts: CreateDissentOptions = {}): Dissent {
       const { implementIssue: implement } = await import("./implement/implement-issue.js");
       await ready(COMMANDS.implement, { issueId }, mode);
       const deps = await issueDeps(o);
-      return traced(COMMANDS.implement, { issueId }, { mode, onProgress: o.onProgress }, (calls, hooks) =>
+      const given = o.signal ? { signal: o.signal } : {};
+      return traced(COMMANDS.implement, { issueId }, { mode, onProgress: o.onProgress, given }, (calls, hooks) =>
         implement(issueId, {
           ...deps,
           calls,

@@ -202,6 +202,8 @@ export async function runJob(job: Job, deps: RunJobDeps): Promise<JobOutcome> {
       const done = await deps.planner.implementIssue(issue.id, {
         holder,
         lease: leaseOpts,
+        // A slot taken over (its renewal came too late) stops this agent: the bound never holds one agent too many.
+        ...(slot ? { signal: slot.lost } : {}),
         onProgress: (p) => {
           if (p.kind === "attempt-done")
             line({

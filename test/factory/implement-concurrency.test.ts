@@ -43,8 +43,9 @@ async function boundedFactory(bound: number, postgres: boolean): Promise<void> {
     DISSENT_HOME: world.home,
     AGENT_MODE: `slots:${ISSUES}`,
     AGENT_LOG: world.agentLog,
-    // A lease another worker held is looked at again within seconds, not a minute.
-    DISSENT_LEASE_TTL_MS: "3000",
+    // Renewed every second; a lease (an issue's, an agent slot's) outlives a busy machine's late renewal.
+    // No worker dies here: slots and issues are released, never left to expire.
+    DISSENT_LEASE_TTL_MS: "20000",
     DISSENT_LEASE_RENEW_MS: "1000",
     ...(url ? { DISSENT_DATABASE_URL: url } : {}),
   };
